@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Check (and where possible install) what the project needs on a fresh machine:
+# Go (the toolchain go.mod asks for; Go fetches it through the module proxy when the
+# installed one is older), git, make, and a C-free build (CGO is off everywhere).
+# Everything else - upstream Karmada, code generators, controller-gen - comes from
+# the Go module proxy through the project's own scripts.
+source "$(dirname "${BASH_SOURCE[0]}")/lib/init.sh"
+
+need_apt=()
+command -v git >/dev/null || need_apt+=(git)
+command -v make >/dev/null || need_apt+=(make)
+command -v diff >/dev/null || need_apt+=(diffutils)
+if [[ ${#need_apt[@]} -gt 0 ]]; then
+  if [[ "$(id -u)" == 0 ]] && command -v apt-get >/dev/null; then
+    log::step "installing ${need_apt[*]} with apt-get"
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need_apt[@]}" >/dev/null
+  else
+    die "missing ${need_apt[*]}; install them with your package manager"
+  fi
+fi
+command -v go >/dev/null || die "Go is required (>= the version in go.mod); install it from your distribution or go.dev/dl"
+# GOTOOLCHAIN=auto (Go's default) switches to the toolchain go.mod needs if the installed one is older.
+log::ok "prerequisites: $(go version | awk '{print $3}'), git $(git --version | awk '{print $3}'), $(make --version | head -1)"

@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# Common settings for the hack/ scripts. Source it; do not run it.
+#
+# The base Karmada version is set in exactly one place: the root go.mod
+# (require github.com/karmada-io/karmada <version>). Everything else derives from it.
+
+set -o errexit
+set -o nounset
+set -o pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd -P)"
+OUTPUT="${ROOT}/_output"
+KARMADA_MODULE="github.com/karmada-io/karmada"
+# The materialised upstream tree (a git repository) that the series is applied to.
+SRC_DIR="${SRC_DIR:-${OUTPUT}/src/karmada}"
+# The branch of SRC_DIR that carries the series.
+PATCH_BRANCH="${PATCH_BRANCH:-failover-history}"
+PATCHES_DIR="${PATCHES_DIR:-${ROOT}/patches}"
+SERIES_FILE="${SERIES_FILE:-${PATCHES_DIR}/series}"
+
+# Identity used for commits the pipeline creates itself (the baseline commit and
+# git am's committer). Author identity of the series comes from the patches.
+export GIT_COMMITTER_NAME="${GIT_COMMITTER_NAME:-Karmada Failover Lab}"
+export GIT_COMMITTER_EMAIL="${GIT_COMMITTER_EMAIL:-failover-lab@karmada.invalid}"
+
+log::step() { printf ' • %s\n' "$*" >&2; }
+log::ok() { printf ' ✓ %s\n' "$*" >&2; }
+log::err() { printf ' ✗ %s\n' "$*" >&2; }
+die() { log::err "$*"; exit 1; }
+
+# karmada::version prints the Karmada version pinned by the root go.mod.
+karmada::version() {
+  (cd "${ROOT}" && go list -m -f '{{.Version}}' "${KARMADA_MODULE}")
+}
+
+# series::list prints the patch files of the series, in order.
+series::list() {
+  [[ -f "${SERIES_FILE}" ]] || return 0
+  grep -v -e '^[[:space:]]*#' -e '^[[:space:]]*$' "${SERIES_FILE}"
+}
+
+# series::hash prints a short hash over the series file and every patch in it.
+# It keys build caches and appears in the patched binaries' version string.
+series::hash() {
+  {
+    cat "${SERIES_FILE}" 2>/dev/null || true
+    local p
+    for p in $(series::list); do cat "${PATCHES_DIR}/${p}"; done
+  } | sha256sum | cut -c1-10
+}
+
+# git::src runs git in the materialised tree.
+git::src() { git -C "${SRC_DIR}" "$@"; }
+
+# The series tree: pristine upstream plus patches/ applied with git am, never edited
+# by hand. Verification, the upstream unit tests and the patched build run there,
+# so that they see exactly what patches/ holds, whatever is going on in SRC_DIR.
+SERIES_DIR="${SERIES_DIR:-${OUTPUT}/series/karmada}"
+# The upstream tree: the pristine baseline, for the side-by-side upstream build.
+UPSTREAM_DIR="${UPSTREAM_DIR:-${OUTPUT}/upstream/karmada}"
+
+# tree::checkout DIR REF: make DIR a clean clone of SRC_DIR checked out at REF.
+tree::checkout() {
+  local dir="$1" ref="$2"
+  if [[ ! -d "${dir}/.git" ]]; then
+    mkdir -p "$(dirname "${dir}")"
+    git clone --quiet --no-checkout "${SRC_DIR}" "${dir}"
+  fi
+  git -C "${dir}" fetch --quiet --tags "${SRC_DIR}" >/dev/null 2>&1 || true
+  git -C "${dir}" am --abort >/dev/null 2>&1 || true
+  git -C "${dir}" checkout --quiet --force --detach "${ref}"
+  git -C "${dir}" clean --quiet -fdx -e '/_output/'
+}

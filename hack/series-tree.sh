@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Prepare _output/series/karmada: the pinned upstream tag with patches/ applied by
+# `git am --3way`, exactly as a maintainer would apply the series. Skips the work when
+# the tree already carries the current series and is clean.
+source "$(dirname "${BASH_SOURCE[0]}")/lib/init.sh"
+
+"${ROOT}/hack/src.sh" >/dev/null
+VERSION="$(karmada::version)"
+want="$(series::hash)"
+stamp="${SERIES_DIR}/.git/failover-lab-series"
+
+if [[ -f "${stamp}" && "$(cat "${stamp}")" == "${want} $(git -C "${SERIES_DIR}" rev-parse HEAD 2>/dev/null)" &&
+      -z "$(git -C "${SERIES_DIR}" status --porcelain)" ]]; then
+  log::ok "series tree already at series ${want}"
+  exit 0
+fi
+
+tree::checkout "${SERIES_DIR}" "refs/tags/${VERSION}"
+n=0
+for p in $(series::list); do
+  if ! out="$(git -C "${SERIES_DIR}" -c user.name="${GIT_COMMITTER_NAME}" -c user.email="${GIT_COMMITTER_EMAIL}" \
+        am --3way --keep-cr --quiet "${PATCHES_DIR}/${p}" 2>&1)"; then
+    git -C "${SERIES_DIR}" am --abort >/dev/null 2>&1 || true
+    printf '%s\n' "${out}" >&2
+    die "patches/${p} does not apply onto upstream ${VERSION}"
+  fi
+  n=$((n + 1))
+done
+echo "${want} $(git -C "${SERIES_DIR}" rev-parse HEAD)" > "${stamp}"
+log::ok "series tree: ${n} patches applied onto ${VERSION} (series ${want})"

@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# Apply the series onto the current branch of a clone of upstream Karmada, the way it
+# will be submitted, and run that tree's own verification:
+#   make upstream-series KARMADA_SRC=/path/to/karmada
+# Each patch is applied with `git am --3way`; on a conflict the patch and the conflicting
+# files are named and the am is aborted, leaving the clone as it was. On success, the
+# tree's hack/verify-codegen.sh, verify-crdgen.sh, verify-swagger-docs.sh,
+# verify-import-aliases.sh, verify-gofmt.sh and the unit tests of the touched packages run.
+# UPSTREAM_SERIES_APPLY_ONLY=1 stops after applying.
+source "$(dirname "${BASH_SOURCE[0]}")/lib/init.sh"
+
+[[ -n "${KARMADA_SRC:-}" ]] || die "set KARMADA_SRC to a clone of upstream Karmada (for example: make upstream-series KARMADA_SRC=\$HOME/src/karmada)"
+target="$(cd "${KARMADA_SRC}" && pwd -P)"
+[[ -d "${target}/.git" || -f "${target}/.git" ]] || die "${target} is not a git clone"
+[[ -z "$(git -C "${target}" status --porcelain --untracked-files=no)" ]] || die "${target} has uncommitted changes; commit or stash them first"
+branch="$(git -C "${target}" rev-parse --abbrev-ref HEAD)"
+base="$(git -C "${target}" rev-parse HEAD)"
+log::step "applying $(series::list | wc -l) patches onto ${branch} ($(git -C "${target}" describe --tags --always HEAD))"
+
+id=(-c user.name="${GIT_COMMITTER_NAME}" -c user.email="${GIT_COMMITTER_EMAIL}")
+for p in $(series::list); do
+  if ! out="$(git -C "${target}" "${id[@]}" am --3way --keep-cr "${PATCHES_DIR}/${p}" 2>&1)"; then
+    conflicts="$(git -C "${target}" diff --name-only --diff-filter=U 2>/dev/null | sed 's/^/    /')"
+    git -C "${target}" am --abort >/dev/null 2>&1 || true
+    git -C "${target}" reset --quiet --hard "${base}"
+    printf '%s\n' "${out}" | tail -n 15 >&2
+    [[ -n "${conflicts}" ]] && printf '  conflicting files:\n%s\n' "${conflicts}" >&2
+    die "patch ${p} does not apply onto ${branch}; ${target} was reset to where it was"
+  fi
+  log::ok "${p}"
+done
+[[ "${UPSTREAM_SERIES_APPLY_ONLY:-0}" == 1 ]] && exit 0
+
+cd "${target}"
+for s in verify-codegen.sh verify-crdgen.sh verify-swagger-docs.sh verify-import-aliases.sh verify-gofmt.sh; do
+  [[ -x "hack/${s}" ]] || { log::step "hack/${s} not in this tree, skipped"; continue; }
+  start=${SECONDS}
+  log="${OUTPUT}/logs/upstream-series-${s%.sh}.log"
+  mkdir -p "$(dirname "${log}")"
+  if ! GOBIN="${OUTPUT}/tools/bin" PATH="${OUTPUT}/tools/bin:${PATH}" "hack/${s}" >"${log}" 2>&1; then
+    tail -n 30 "${log}" >&2
+    die "hack/${s} failed in ${target} (log: ${log#"${ROOT}"/})"
+  fi
+  log::ok "hack/${s} ($((SECONDS - start))s)"
+done
+mapfile -t pkgs < <(git diff --name-only "${base}" HEAD -- '*.go' | xargs -r -n1 dirname | sort -u | sed 's|^|./|')
+go test -count=1 "${pkgs[@]}"
+log::ok "series applied and verified on ${branch} of ${target}"

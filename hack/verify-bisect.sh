@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Check that every commit of the series builds and passes the unit tests of the packages
+# it touches, on its own (so that the series can be bisected and merged in parts).
+# Works in a scratch clone, _output/bisect/karmada. Slow: not part of `make test`.
+source "$(dirname "${BASH_SOURCE[0]}")/lib/init.sh"
+
+VERSION="$(karmada::version)"
+"${ROOT}/hack/series-tree.sh" >/dev/null
+BISECT_DIR="${OUTPUT}/bisect/karmada"
+if [[ ! -d "${BISECT_DIR}/.git" ]]; then
+  mkdir -p "$(dirname "${BISECT_DIR}")"
+  git clone --quiet --no-checkout "${SERIES_DIR}" "${BISECT_DIR}"
+fi
+git -C "${BISECT_DIR}" fetch --quiet --tags "${SERIES_DIR}" "+HEAD:refs/heads/series"
+cd "${BISECT_DIR}"
+
+failed=0
+while read -r sha; do
+  subject="$(git log -1 --format=%s "${sha}")"
+  git checkout --quiet --force --detach "${sha}"
+  git clean --quiet -fdx
+  start=${SECONDS}
+  mapfile -t pkgs < <(git diff --name-only "${sha}^" "${sha}" -- '*.go' | xargs -r -n1 dirname | sort -u | sed 's|^|./|')
+  if ! go build ./... >/tmp/bisect-build.log 2>&1; then
+    log::err "${subject}: does not build"; tail -n 20 /tmp/bisect-build.log >&2; failed=1; continue
+  fi
+  if [[ ${#pkgs[@]} -gt 0 ]] && ! go test -count=1 "${pkgs[@]}" >/tmp/bisect-test.log 2>&1; then
+    log::err "${subject}: tests fail"; grep -E '^(---|FAIL|ok)' /tmp/bisect-test.log | head -n 20 >&2; failed=1; continue
+  fi
+  log::ok "${subject} ($((SECONDS - start))s, ${#pkgs[@]} packages tested)"
+done < <(git rev-list --reverse "refs/tags/${VERSION}..refs/heads/series")
+[[ ${failed} == 0 ]] || die "some commits of the series do not build or pass their tests alone"
+log::ok "every commit of the series builds and passes its package tests alone"
