@@ -14,12 +14,71 @@ GO_TEST_FLAGS ?= -count=1
 ##@ Main
 
 .PHONY: lab-up
-lab-up: build ## Main job. For now: build the patched Karmada binaries the hermetic lab runs (see README).
-	@echo "The hermetic lab processes are not part of this version yet; the patched binaries are in _output/bin/patched/."
-	@echo "Next: make test (verify the series and run the tests)."
+lab-up: build lab-binaries lab-cli ## Main job: build everything from source, then start the hermetic lab (Karmada + LAB_MEMBERS kwok members on 127.0.0.1). Idempotent.
+	@$(LAB) up
 
 .PHONY: test
-test: verify-series test-go verify-apis lint ## Run the whole test suite: series checks, upstream unit tests of touched packages, our Go tests.
+test: verify-series test-go verify-apis lint e2e-smoke ## Run the whole test suite: series checks, upstream unit tests of touched packages, our Go tests, the lab smoke e2e.
+
+##@ Lab (LAB_MEMBERS=3, LAB_KARMADA=patched|upstream, LAB_RETAIN=1; see README)
+
+LAB := $(OUTPUT)/bin/lab
+
+.PHONY: lab-cli
+lab-cli: ## Build the lab command (lab/cmd/lab) into _output/bin/lab.
+	@go build -o $(LAB) ./lab/cmd/lab
+
+.PHONY: lab-down
+lab-down: lab-cli ## Stop every process of the lab by PID (data and logs stay in _output/lab).
+	@$(LAB) down
+
+.PHONY: lab-clean
+lab-clean: lab-cli ## lab-down, then remove _output/lab.
+	@$(LAB) clean
+
+.PHONY: lab-status
+lab-status: lab-cli ## Table of the lab's components: PID, address, healthy.
+	@$(LAB) status
+
+.PHONY: lab-env
+lab-env: lab-cli ## Print the exports for kubectl, karmadactl and upstream's e2e (eval "$$(make -s lab-env)").
+	@$(LAB) env
+
+.PHONY: lab-member-stop
+lab-member-stop: lab-cli ## Fault: stop member MEMBER's processes (its API becomes unreachable).
+	@$(LAB) member stop $(MEMBER)
+
+.PHONY: lab-member-start
+lab-member-start: lab-cli ## Start member MEMBER again.
+	@$(LAB) member start $(MEMBER)
+
+.PHONY: lab-taint
+lab-taint: lab-cli ## Fault: taint Karmada cluster CLUSTER with TAINT=key[=value]:NoExecute (REMOVE=1 removes it).
+	@$(LAB) taint $(CLUSTER) $(TAINT) $(if $(REMOVE),--remove)
+
+.PHONY: lab-fail-pods
+lab-fail-pods: lab-cli ## Fault: make pods SELECTOR in NAMESPACE of CLUSTER unready (HEAL=1 makes them ready again).
+	@$(LAB) fail-pods --cluster $(CLUSTER) --namespace $(or $(NAMESPACE),default) --selector $(SELECTOR) $(if $(HEAL),--heal)
+
+##@ End-to-end (E2E_LABELS, E2E_FOCUS; the suite brings the lab up when it is not up, and down again)
+
+ifndef E2E_ARTIFACTS
+E2E_ARTIFACTS := $(OUTPUT)/e2e/$(shell date -u +%Y%m%d-%H%M%S)
+endif
+E2E_FLAGS = -v -tags e2e ./e2e/ -count=1 -timeout 90m -args -ginkgo.v -ginkgo.junit-report=$(E2E_ARTIFACTS)/junit.xml \
+	-e2e.artifacts-folder=$(E2E_ARTIFACTS) $(if $(E2E_FOCUS),-ginkgo.focus="$(E2E_FOCUS)")
+
+.PHONY: e2e
+e2e: build lab-binaries ## All e2e scenarios (narrow with E2E_LABELS='fault && !slow' or E2E_FOCUS=regexp); JUnit and artifacts in _output/e2e/<time>/.
+	@mkdir -p $(E2E_ARTIFACTS)
+	go test $(E2E_FLAGS) $(if $(E2E_LABELS),-ginkgo.label-filter="$(E2E_LABELS)")
+	@echo "e2e artifacts: $(E2E_ARTIFACTS)"
+
+.PHONY: e2e-smoke
+e2e-smoke: build lab-binaries ## The smoke subset (label smoke): brings the lab up if needed, propagates a Deployment, tears down.
+	@mkdir -p $(E2E_ARTIFACTS)
+	go test $(E2E_FLAGS) -ginkgo.label-filter=smoke
+	@echo "e2e artifacts: $(E2E_ARTIFACTS)"
 
 ##@ Patch series
 
@@ -64,6 +123,10 @@ build: ## Build patched binaries into _output/bin/patched/ (cached by version + 
 build-upstream: ## Build the same binaries from unpatched upstream into _output/bin/upstream/.
 	@hack/build.sh upstream
 
+.PHONY: lab-binaries
+lab-binaries: ## Build kube-apiserver, kube-controller-manager, kube-scheduler, kubectl, etcd, kwok and kwokctl from Go modules (lab/tools/*).
+	@hack/build-lab-binaries.sh >/dev/null
+
 ##@ API module (apis/)
 
 .PHONY: generate-apis
@@ -85,6 +148,7 @@ test-go: ## Go tests of this repository (apis/ drift test against the series tre
 lint: ## gofmt, go vet and bash -n on this repository's code.
 	@test -z "$$(gofmt -l $$(git ls-files -co --exclude-standard '*.go'))" || { gofmt -l $$(git ls-files -co --exclude-standard '*.go'); echo "gofmt: files above need formatting"; exit 1; }
 	go vet ./...
+	go vet -tags e2e ./e2e/...
 	@for f in $$(git ls-files -co --exclude-standard '*.sh') .ci/run; do bash -n "$$f" || exit 1; done
 	@echo "lint: ok"
 

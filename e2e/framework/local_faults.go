@@ -1,0 +1,30 @@
+package framework
+
+import (
+	"context"
+
+	"github.com/karmada-failover/lab/lab/local"
+)
+
+// LocalFaults injects faults into the hermetic lab (LAB_PROVIDER=local): a
+// member is stopped by stopping its kwokctl processes, and pods are made unready
+// by the lab's kwok chaos stage.
+type LocalFaults struct {
+	Lab *local.Lab
+}
+
+// StopCluster stops every process of the member.
+func (f LocalFaults) StopCluster(ctx context.Context, name string) error {
+	return f.Lab.StopMember(ctx, name)
+}
+
+// StartCluster starts the member again.
+func (f LocalFaults) StartCluster(ctx context.Context, name string) error {
+	return f.Lab.StartMember(ctx, name)
+}
+
+// FailPods labels the pods for the chaos stage (or removes the label with heal).
+func (f LocalFaults) FailPods(ctx context.Context, cluster, namespace, selector string, heal bool) error {
+	_, err := f.Lab.FailPods(ctx, cluster, namespace, selector, heal)
+	return err
+}

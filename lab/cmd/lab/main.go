@@ -1,0 +1,219 @@
+// Command lab runs the hermetic failover lab: the Karmada control plane and
+// member clusters as local processes on 127.0.0.1 (see docs/ARCHITECTURE.md).
+//
+//	lab up                      bring the lab up (idempotent)
+//	lab down                    stop every process of the lab by PID
+//	lab clean                   down, then remove _output/lab
+//	lab status                  table of components, PIDs, addresses, health
+//	lab env                     exports for kubectl, karmadactl and upstream's e2e
+//	lab member stop|start NAME  stop or start a member cluster's processes
+//	lab taint NAME KEY[=V]:EFFECT [--remove]
+//	lab fail-pods --cluster NAME --namespace NS --selector SEL [--heal]
+//
+// Settings come from the environment (lab/internal/config): LAB_MEMBERS,
+// LAB_KARMADA=patched|upstream, LAB_DIR, LAB_RETAIN=1 and others.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"k8s.io/klog/v2"
+
+	"github.com/karmada-failover/lab/lab/config"
+	"github.com/karmada-failover/lab/lab/local"
+)
+
+func main() {
+	// Karmada's certificate helpers log through klog; the steps say what happens.
+	klog.LogToStderr(false)
+	klog.SetOutput(io.Discard)
+	if err := run(os.Args[1:]); err != nil {
+		fmt.Fprintln(os.Stderr, "ERROR:", err)
+		os.Exit(1)
+	}
+}
+
+func usage() error {
+	return errors.New(`usage: lab up | down | clean | status | env | member stop|start NAME |
+       taint NAME KEY[=VALUE]:EFFECT [--remove] | fail-pods --cluster NAME --namespace NS --selector SEL [--heal]`)
+}
+
+func run(args []string) error {
+	if len(args) == 0 {
+		return usage()
+	}
+	root, err := repoRoot()
+	if err != nil {
+		return err
+	}
+	cfg, err := config.Load(root)
+	if err != nil {
+		return err
+	}
+	if cfg.Provider != config.ProviderLocal {
+		return fmt.Errorf("LAB_PROVIDER=%s is run by lab/kind (make lab-up LAB_PROVIDER=kind), not by this command", cfg.Provider)
+	}
+	l := local.New(cfg)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	switch args[0] {
+	case "up":
+		start := time.Now()
+		fmt.Printf("Bringing up the hermetic lab: Karmada %s (%s), %d members, in %s\n", cfg.Karmada, karmadaVersion(cfg), cfg.Members, rel(root, cfg.Dir))
+		err := l.Up(ctx, os.Stdout, os.Getenv("LAB_RETAIN") == "1")
+		if errors.Is(err, local.ErrAlreadyUp) {
+			fmt.Println("The lab is already up (make lab-status shows it; make lab-down stops it).")
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		fmt.Printf("The lab is up in %.0fs. Next:\n", time.Since(start).Seconds())
+		fmt.Printf("  kubectl --kubeconfig %s --context %s get clusters\n", rel(root, cfg.KarmadaKubeconfig()), config.KarmadaContext)
+		fmt.Printf("  kubectl --kubeconfig %s --context member1 get nodes\n", rel(root, cfg.MembersKubeconfig()))
+		fmt.Println("  eval \"$(make -s lab-env)\"   # exports for kubectl, karmadactl and upstream's e2e suite")
+		fmt.Println("  make e2e                    # the failover scenarios against this lab")
+		fmt.Println("  make lab-status | make lab-down")
+		return nil
+	case "down":
+		if err := l.Down(ctx, os.Stdout); err != nil {
+			return err
+		}
+		fmt.Println("The lab is down: no process of it is left.")
+		return nil
+	case "clean":
+		if err := l.Clean(ctx, os.Stdout); err != nil {
+			return err
+		}
+		fmt.Printf("The lab is down and %s is removed.\n", rel(root, cfg.Dir))
+		return nil
+	case "status":
+		st, err := local.ReadState(cfg)
+		if errors.Is(err, os.ErrNotExist) && !l.Running() {
+			fmt.Println("The lab is not up (make lab-up).")
+			return nil
+		}
+		if st != nil {
+			fmt.Printf("Karmada %s, members %s, up since %s\n", st.Karmada, strings.Join(st.Members, ","), st.StartedAt.Format(time.RFC3339))
+		}
+		rows := l.Status(ctx)
+		local.PrintStatus(os.Stdout, rows)
+		for _, r := range rows {
+			if !r.Healthy {
+				return errors.New("some components are not healthy")
+			}
+		}
+		return nil
+	case "env":
+		for _, line := range l.Env() {
+			fmt.Println(line)
+		}
+		return nil
+	case "member":
+		if len(args) != 3 {
+			return usage()
+		}
+		switch args[1] {
+		case "stop":
+			if err := l.StopMember(ctx, args[2]); err != nil {
+				return err
+			}
+			fmt.Printf("%s is stopped: its API server is unreachable until `lab member start %s`.\n", args[2], args[2])
+			return nil
+		case "start":
+			if err := l.StartMember(ctx, args[2]); err != nil {
+				return err
+			}
+			fmt.Printf("%s is running again.\n", args[2])
+			return nil
+		}
+		return usage()
+	case "taint":
+		fs := flag.NewFlagSet("taint", flag.ContinueOnError)
+		remove := fs.Bool("remove", false, "remove the taint instead of adding it")
+		if err := fs.Parse(reorder(args[1:])); err != nil || fs.NArg() != 2 {
+			return usage()
+		}
+		return l.TaintCluster(ctx, fs.Arg(0), fs.Arg(1), *remove)
+	case "fail-pods":
+		fs := flag.NewFlagSet("fail-pods", flag.ContinueOnError)
+		cluster := fs.String("cluster", "", "member cluster")
+		ns := fs.String("namespace", "default", "namespace of the pods")
+		sel := fs.String("selector", "", "label selector of the pods")
+		heal := fs.Bool("heal", false, "make the pods Ready again")
+		if err := fs.Parse(args[1:]); err != nil || *cluster == "" {
+			return usage()
+		}
+		n, err := l.FailPods(ctx, *cluster, *ns, *sel, *heal)
+		if err != nil {
+			return err
+		}
+		verb := "not ready"
+		if *heal {
+			verb = "ready again"
+		}
+		fmt.Printf("%d pods of %s in %s/%s are %s.\n", n, *sel, *cluster, *ns, verb)
+		return nil
+	}
+	return usage()
+}
+
+// reorder moves flags before positional arguments, so `taint m1 k:NoExecute --remove` parses.
+func reorder(args []string) []string {
+	var flags, pos []string
+	for _, a := range args {
+		if strings.HasPrefix(a, "-") {
+			flags = append(flags, a)
+		} else {
+			pos = append(pos, a)
+		}
+	}
+	return append(flags, pos...)
+}
+
+func karmadaVersion(cfg *config.Config) string {
+	b, err := os.ReadFile(filepath.Join(filepath.Dir(cfg.Bins.KarmadaControllerManager), ".build-stamp"))
+	if err != nil {
+		return "version unknown"
+	}
+	return strings.Fields(string(b))[0]
+}
+
+// repoRoot is LAB_ROOT, or the nearest folder upwards holding the lab's go.mod.
+func repoRoot() (string, error) {
+	if r := os.Getenv("LAB_ROOT"); r != "" {
+		return filepath.Abs(r)
+	}
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		if b, err := os.ReadFile(filepath.Join(dir, "go.mod")); err == nil && strings.Contains(string(b), "module github.com/karmada-failover/lab\n") {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", errors.New("run from inside the repository, or set LAB_ROOT")
+		}
+		dir = parent
+	}
+}
+
+func rel(root, path string) string {
+	if r, err := filepath.Rel(root, path); err == nil && !strings.HasPrefix(r, "..") {
+		return r
+	}
+	return path
+}

@@ -1,0 +1,210 @@
+// Package config holds the settings of a lab: where its files live, which
+// binaries it runs, and the loopback ports of every process. Everything is
+// read from the environment once, so `make lab-up`, `make e2e` and the
+// benchmarks agree on the same lab.
+package config
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
+// Provider names a way of running the lab.
+type Provider string
+
+const (
+	// ProviderLocal runs every component as a local process from binaries built
+	// from Go modules (the default, no Docker needed).
+	ProviderLocal Provider = "local"
+	// ProviderKind runs the lab in kind clusters (machines with Docker).
+	ProviderKind Provider = "kind"
+)
+
+// Flavour chooses which Karmada build the control plane runs.
+type Flavour string
+
+const (
+	// FlavourPatched is Karmada v1.18.2 with the FailoverHistory series.
+	FlavourPatched Flavour = "patched"
+	// FlavourUpstream is the same Karmada version without the series.
+	FlavourUpstream Flavour = "upstream"
+)
+
+// Host is the only address lab servers listen on.
+const Host = "127.0.0.1"
+
+// KarmadaContext is the kubeconfig context of the Karmada API server, as in upstream's local-up.
+const KarmadaContext = "karmada-apiserver"
+
+// Config describes one lab.
+type Config struct {
+	Root     string // repository root
+	Dir      string // state of the running lab: _output/lab
+	Provider Provider
+	Karmada  Flavour
+	Members  int
+
+	Ports Ports
+	Bins  Binaries
+
+	// Timings of Karmada's failure detection, shortened from upstream's defaults so
+	// a failover happens within a minute; the benchmarks report them as the floor.
+	ClusterFailureThreshold string
+	ClusterMonitorGrace     string
+	TolerationSeconds       int64
+	FailoverHistoryLimit    int
+	NodesPerMember          int
+}
+
+// Ports are the loopback ports of the lab's processes. They sit below Linux's
+// ephemeral range (32768-60999 by default), so an outgoing connection never
+// holds one of them when the lab starts.
+type Ports struct {
+	EtcdClient, EtcdPeer     int
+	EtcdMetrics              int
+	KarmadaAPIServer         int
+	KubeControllerManager    int
+	AggregatedAPIServer      int
+	Webhook                  int
+	WebhookMetrics           int
+	WebhookHealth            int
+	ControllerManagerMetrics int
+	ControllerManagerHealth  int
+	SchedulerMetrics         int
+	SchedulerHealth          int
+	// MemberBase: member i uses MemberBase + 10*i .. +5 (apiserver, etcd, etcd peer,
+	// kube-controller-manager, kube-scheduler, kwok-controller).
+	MemberBase int
+}
+
+// MemberPorts are the ports of one kwokctl member cluster.
+type MemberPorts struct {
+	APIServer, Etcd, EtcdPeer, ControllerManager, Scheduler, KwokController int
+}
+
+// Member returns the ports of member i (1-based).
+func (p Ports) Member(i int) MemberPorts {
+	b := p.MemberBase + 10*i
+	return MemberPorts{APIServer: b, Etcd: b + 1, EtcdPeer: b + 2, ControllerManager: b + 3, Scheduler: b + 4, KwokController: b + 5}
+}
+
+// All lists every control-plane port with the name of its user, for the preflight check.
+func (p Ports) All(members int) map[int]string {
+	m := map[int]string{
+		p.EtcdClient: "etcd (client)", p.EtcdPeer: "etcd (peer)", p.EtcdMetrics: "etcd (metrics)", p.KarmadaAPIServer: "karmada-apiserver",
+		p.KubeControllerManager: "kube-controller-manager", p.AggregatedAPIServer: "karmada-aggregated-apiserver",
+		p.Webhook: "karmada-webhook", p.WebhookMetrics: "karmada-webhook (metrics)", p.WebhookHealth: "karmada-webhook (health)",
+		p.ControllerManagerMetrics: "karmada-controller-manager (metrics)", p.ControllerManagerHealth: "karmada-controller-manager (health)",
+		p.SchedulerMetrics: "karmada-scheduler (metrics)", p.SchedulerHealth: "karmada-scheduler (health)",
+	}
+	for i := 1; i <= members; i++ {
+		mp := p.Member(i)
+		name := MemberName(i)
+		m[mp.APIServer] = name + " kube-apiserver"
+		m[mp.Etcd] = name + " etcd"
+		m[mp.EtcdPeer] = name + " etcd (peer)"
+		m[mp.ControllerManager] = name + " kube-controller-manager"
+		m[mp.Scheduler] = name + " kube-scheduler"
+		m[mp.KwokController] = name + " kwok-controller"
+	}
+	return m
+}
+
+// Binaries are the programs the lab runs.
+type Binaries struct {
+	Etcd, KubeAPIServer, KubeControllerManager, KubeScheduler, Kubectl string
+	Kwok, Kwokctl                                                      string
+	KarmadaControllerManager, KarmadaScheduler, KarmadaWebhook         string
+	KarmadaAggregatedAPIServer, Karmadactl                             string
+	// KwokStages is the folder of kwok's default stages (node-initialize,
+	// node-heartbeat-with-lease, pod-ready, pod-complete, pod-delete) copied from
+	// the kwok module by hack/build-lab-binaries.sh; LAB_KWOK_STAGES overrides it.
+	KwokStages string
+}
+
+// MemberName is the cluster name of member i (1-based), as in upstream's local-up.
+func MemberName(i int) string { return fmt.Sprintf("member%d", i) }
+
+// Paths of the files a running lab writes under Dir.
+func (c *Config) PKIDir() string            { return filepath.Join(c.Dir, "pki") }
+func (c *Config) LogDir() string            { return filepath.Join(c.Dir, "logs") }
+func (c *Config) PIDDir() string            { return filepath.Join(c.Dir, "pids") }
+func (c *Config) DataDir() string           { return filepath.Join(c.Dir, "data") }
+func (c *Config) ManifestDir() string       { return filepath.Join(c.Dir, "manifests") }
+func (c *Config) KwokDir() string           { return filepath.Join(c.Dir, "kwok") }
+func (c *Config) KarmadaKubeconfig() string { return filepath.Join(c.Dir, "karmada.config") }
+func (c *Config) MembersKubeconfig() string { return filepath.Join(c.Dir, "members.config") }
+func (c *Config) StateFile() string         { return filepath.Join(c.Dir, "lab.json") }
+
+// Load reads the configuration from the environment:
+//
+//	LAB_PROVIDER (local|kind), LAB_KARMADA (patched|upstream), LAB_MEMBERS (default 3),
+//	LAB_DIR (default _output/lab), LAB_NODES_PER_MEMBER (default 4),
+//	LAB_FAILOVER_HISTORY_LIMIT (default 5), LAB_TOLERATION_SECONDS (default 10),
+//	LAB_BIN_<NAME> to use a binary from elsewhere (see Binaries).
+func Load(root string) (*Config, error) {
+	c := &Config{
+		Root:                    root,
+		Dir:                     env("LAB_DIR", filepath.Join(root, "_output", "lab")),
+		Provider:                Provider(env("LAB_PROVIDER", string(ProviderLocal))),
+		Karmada:                 Flavour(env("LAB_KARMADA", string(FlavourPatched))),
+		ClusterFailureThreshold: env("LAB_CLUSTER_FAILURE_THRESHOLD", "10s"),
+		ClusterMonitorGrace:     env("LAB_CLUSTER_MONITOR_GRACE_PERIOD", "20s"),
+		Ports: Ports{
+			EtcdClient: 24379, EtcdPeer: 24380, EtcdMetrics: 24381, KarmadaAPIServer: 24443, KubeControllerManager: 24257,
+			AggregatedAPIServer: 24444, Webhook: 24445, WebhookMetrics: 24446, WebhookHealth: 24447,
+			ControllerManagerMetrics: 24480, ControllerManagerHealth: 24481,
+			SchedulerMetrics: 24490, SchedulerHealth: 24491,
+			MemberBase: 25000,
+		},
+	}
+	var err error
+	if c.Members, err = envInt("LAB_MEMBERS", 3, 1, 20); err != nil {
+		return nil, err
+	}
+	if c.NodesPerMember, err = envInt("LAB_NODES_PER_MEMBER", 4, 1, 500); err != nil {
+		return nil, err
+	}
+	if c.FailoverHistoryLimit, err = envInt("LAB_FAILOVER_HISTORY_LIMIT", 5, 1, 100); err != nil {
+		return nil, err
+	}
+	tol, err := envInt("LAB_TOLERATION_SECONDS", 10, 0, 3600)
+	if err != nil {
+		return nil, err
+	}
+	c.TolerationSeconds = int64(tol)
+	switch c.Provider {
+	case ProviderLocal, ProviderKind:
+	default:
+		return nil, fmt.Errorf("LAB_PROVIDER=%q: want %q (default) or %q", c.Provider, ProviderLocal, ProviderKind)
+	}
+	switch c.Karmada {
+	case FlavourPatched, FlavourUpstream:
+	default:
+		return nil, fmt.Errorf("LAB_KARMADA=%q: want %q (default) or %q", c.Karmada, FlavourPatched, FlavourUpstream)
+	}
+	c.Bins = discoverBinaries(root, c.Karmada)
+	return c, nil
+}
+
+func env(key, def string) string {
+	if v := strings.TrimSpace(os.Getenv(key)); v != "" {
+		return v
+	}
+	return def
+}
+
+func envInt(key string, def, lo, hi int) (int, error) {
+	v := os.Getenv(key)
+	if v == "" {
+		return def, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < lo || n > hi {
+		return 0, fmt.Errorf("%s=%q: want a whole number from %d to %d", key, v, lo, hi)
+	}
+	return n, nil
+}

@@ -1,0 +1,95 @@
+package config
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestLoadDefaultsAndPortsAreDistinct(t *testing.T) {
+	for _, k := range []string{"LAB_PROVIDER", "LAB_KARMADA", "LAB_MEMBERS", "LAB_DIR"} {
+		t.Setenv(k, "")
+	}
+	root := t.TempDir()
+	c, err := Load(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Provider != ProviderLocal || c.Karmada != FlavourPatched || c.Members != 3 {
+		t.Fatalf("defaults: provider %s, karmada %s, members %d", c.Provider, c.Karmada, c.Members)
+	}
+	if c.Dir != filepath.Join(root, "_output", "lab") {
+		t.Fatalf("Dir = %s", c.Dir)
+	}
+	// Every port of the largest lab is unique, and below the ephemeral range.
+	seen := map[int]string{}
+	count := 0
+	for i := 1; i <= 20; i++ {
+		mp := c.Ports.Member(i)
+		for _, p := range []int{mp.APIServer, mp.Etcd, mp.EtcdPeer, mp.ControllerManager, mp.Scheduler, mp.KwokController} {
+			if other, ok := seen[p]; ok {
+				t.Fatalf("member%d port %d also used by %s", i, p, other)
+			}
+			seen[p] = MemberName(i)
+			count++
+		}
+	}
+	all := c.Ports.All(20)
+	for p, who := range all {
+		if p >= 32768 {
+			t.Errorf("%s uses port %d inside the ephemeral range", who, p)
+		}
+	}
+	if len(all) != count+13 {
+		t.Fatalf("Ports.All(20) has %d ports, want %d distinct (a collision hides one)", len(all), count+13)
+	}
+}
+
+func TestLoadRejectsBadValues(t *testing.T) {
+	for _, tc := range []struct{ key, value, want string }{
+		{"LAB_MEMBERS", "0", "LAB_MEMBERS"},
+		{"LAB_MEMBERS", "three", "LAB_MEMBERS"},
+		{"LAB_PROVIDER", "docker", "LAB_PROVIDER"},
+		{"LAB_KARMADA", "v1.17", "LAB_KARMADA"},
+		{"LAB_TOLERATION_SECONDS", "-1", "LAB_TOLERATION_SECONDS"},
+	} {
+		t.Run(tc.key+"="+tc.value, func(t *testing.T) {
+			t.Setenv(tc.key, tc.value)
+			_, err := Load(t.TempDir())
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("Load with %s=%s: %v", tc.key, tc.value, err)
+			}
+		})
+	}
+}
+
+func TestBinaryDiscovery(t *testing.T) {
+	root := t.TempDir()
+	kube := filepath.Join(root, "_output", "bin", "kubernetes-v1.35.8")
+	if err := os.MkdirAll(kube, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	env := "KUBERNETES_BIN=" + kube + "\n# a comment\nETCD_BIN=/opt/etcd\n"
+	if err := os.WriteFile(filepath.Join(root, BinariesEnvFile), []byte(env), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("LAB_BIN_KUBECTL", "/usr/local/bin/my-kubectl")
+	b := discoverBinaries(root, FlavourUpstream)
+	if b.KubeAPIServer != filepath.Join(kube, "kube-apiserver") {
+		t.Errorf("kube-apiserver from the env file: %s", b.KubeAPIServer)
+	}
+	if b.Etcd != "/opt/etcd/etcd" {
+		t.Errorf("etcd: %s", b.Etcd)
+	}
+	if b.Kubectl != "/usr/local/bin/my-kubectl" {
+		t.Errorf("LAB_BIN_KUBECTL does not win: %s", b.Kubectl)
+	}
+	if b.KarmadaScheduler != filepath.Join(root, "_output", "bin", "upstream", "karmada-scheduler") {
+		t.Errorf("karmada binaries of the flavour: %s", b.KarmadaScheduler)
+	}
+	err := b.Check()
+	if err == nil || !strings.Contains(err.Error(), "kube-apiserver") || !strings.Contains(err.Error(), "make build") {
+		t.Fatalf("Check of a tree without binaries: %v", err)
+	}
+}

@@ -1,0 +1,108 @@
+package proc
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+func newManager(t *testing.T) *Manager {
+	d := t.TempDir()
+	return &Manager{PIDDir: filepath.Join(d, "pids"), LogDir: filepath.Join(d, "logs")}
+}
+
+func sleepBin(t *testing.T) string {
+	p, err := exec.LookPath("sleep")
+	if err != nil {
+		t.Skip("no sleep binary")
+	}
+	return p
+}
+
+func TestStartRunningStop(t *testing.T) {
+	m := newManager(t)
+	pid, err := m.Start(Spec{Name: "sleeper", Path: sleepBin(t), Args: []string{"30"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 20; i++ {
+		got, ok := m.Running("sleeper")
+		if !ok || got != pid {
+			t.Fatalf("check %d: Running = %d, %t; want %d, true", i, got, ok, pid)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if _, err := m.Start(Spec{Name: "sleeper", Path: sleepBin(t), Args: []string{"30"}}); err == nil {
+		t.Fatal("a second Start of a running process succeeded")
+	}
+	if err := m.Stop("sleeper", 5*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := m.Running("sleeper"); ok {
+		t.Fatal("still running after Stop")
+	}
+	if _, err := os.Stat(m.pidFile("sleeper")); !os.IsNotExist(err) {
+		t.Fatalf("pid file left behind: %v", err)
+	}
+	if err := m.Stop("sleeper", time.Second); err != nil {
+		t.Fatalf("stopping a stopped process: %v", err)
+	}
+}
+
+func TestStopKillsAProcessIgnoringSIGTERM(t *testing.T) {
+	m := newManager(t)
+	if _, err := m.Start(Spec{Name: "stubborn", Path: "/bin/sh", Args: []string{"-c", "trap '' TERM; sleep 30 & wait"}}); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	if err := m.Stop("stubborn", 300*time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := m.Running("stubborn"); ok {
+		t.Fatal("a process ignoring SIGTERM survived Stop")
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Fatalf("Stop took %s", d)
+	}
+}
+
+func TestRecycledPIDIsNotOurs(t *testing.T) {
+	m := newManager(t)
+	if err := os.MkdirAll(m.PIDDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	// Our own PID, recorded for another binary: must not count as running (nor be killed).
+	if err := os.WriteFile(m.pidFile("other"), []byte(strings.Join([]string{itoa(os.Getpid()), "/nonexistent/etcd"}, " ")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := m.Running("other"); ok {
+		t.Fatal("a PID running another binary counts as running")
+	}
+	if err := m.Stop("other", time.Second); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestWaitReadyFailsFastWhenTheProcessExits(t *testing.T) {
+	m := newManager(t)
+	if _, err := m.Start(Spec{Name: "crasher", Path: "/bin/sh", Args: []string{"-c", "echo boom-from-the-process; exit 3"}}); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	start := time.Now()
+	err := m.WaitReady(ctx, "crasher", Probe{URL: "http://127.0.0.1:1/healthz"})
+	if err == nil || !strings.Contains(err.Error(), "boom-from-the-process") {
+		t.Fatalf("WaitReady = %v; want an error with the log tail", err)
+	}
+	if time.Since(start) > 10*time.Second {
+		t.Fatal("WaitReady did not fail fast")
+	}
+}
+
+func itoa(i int) string { return strconv.Itoa(i) }

@@ -1,0 +1,72 @@
+package local
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os/exec"
+	"strings"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/karmada-failover/lab/lab/config"
+)
+
+// The lab's fault injection, for tests and demos. Each fault is something that
+// happens to real clusters: a member whose control plane goes away (StopMember),
+// an operator tainting a cluster (TaintCluster), and a workload whose pods stop
+// being ready in one member (FailPods).
+
+// TaintCluster adds (or, with remove, removes) a taint on a Karmada Cluster with
+// karmadactl taint, as an operator would. With effect NoExecute and the
+// Failover gate on, Karmada evicts the cluster's workloads (cluster failover).
+func (l *Lab) TaintCluster(ctx context.Context, cluster, taint string, remove bool) error {
+	if !strings.Contains(taint, ":") {
+		return fmt.Errorf("taint %q: want KEY[=VALUE]:EFFECT, e.g. lab.karmada.io/fault=true:NoExecute", taint)
+	}
+	if remove {
+		taint = strings.TrimSuffix(taint, "-") + "-"
+	}
+	cmd := exec.CommandContext(ctx, l.Cfg.Bins.Karmadactl, "taint", "clusters", cluster, taint,
+		"--kubeconfig="+l.Cfg.KarmadaKubeconfig(), "--karmada-context="+config.KarmadaContext)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("karmadactl taint clusters %s %s: %w\n%s", cluster, taint, err, strings.TrimSpace(string(out)))
+	}
+	return nil
+}
+
+// FailPods labels the pods matching selector in namespace of one member so the
+// lab's chaos stage turns them NotReady (they keep running); heal removes the
+// label and they become Ready again. It returns how many pods it changed.
+func (l *Lab) FailPods(ctx context.Context, member, namespace, selector string, heal bool) (int, error) {
+	if selector == "" {
+		return 0, fmt.Errorf("a label selector is required (e.g. app=flink-demo)")
+	}
+	cs, err := l.memberClient(member)
+	if err != nil {
+		return 0, fmt.Errorf("member %s: %w", member, err)
+	}
+	pods, err := cs.CoreV1().Pods(namespace).List(ctx, metav1.ListOptions{LabelSelector: selector})
+	if err != nil {
+		return 0, fmt.Errorf("listing pods %q in %s/%s: %w", selector, member, namespace, err)
+	}
+	if len(pods.Items) == 0 {
+		return 0, fmt.Errorf("no pods match %q in namespace %s of %s", selector, namespace, member)
+	}
+	var value interface{} = "true"
+	if heal {
+		value = nil // a merge patch with null removes the label
+	}
+	patch, err := json.Marshal(map[string]interface{}{"metadata": map[string]interface{}{"labels": map[string]interface{}{NotReadyLabel: value}}})
+	if err != nil {
+		return 0, err
+	}
+	for _, p := range pods.Items {
+		if _, err := cs.CoreV1().Pods(namespace).Patch(ctx, p.Name, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
+			return 0, fmt.Errorf("labelling pod %s/%s in %s: %w", namespace, p.Name, member, err)
+		}
+	}
+	return len(pods.Items), nil
+}

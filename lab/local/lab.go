@@ -1,0 +1,437 @@
+package local
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+
+	clusterv1alpha1 "github.com/karmada-io/karmada/pkg/apis/cluster/v1alpha1"
+	karmadaclientset "github.com/karmada-io/karmada/pkg/generated/clientset/versioned"
+
+	"github.com/karmada-failover/lab/lab/config"
+	"github.com/karmada-failover/lab/lab/internal/pki"
+	"github.com/karmada-failover/lab/lab/internal/proc"
+	"github.com/karmada-failover/lab/lab/internal/steps"
+)
+
+// ErrAlreadyUp is returned by Up when the lab is running already.
+var ErrAlreadyUp = errors.New("the lab is already up")
+
+// State is what a running lab records in lab.json.
+type State struct {
+	Provider  config.Provider `json:"provider"`
+	Karmada   config.Flavour  `json:"karmada"`
+	Members   []string        `json:"members"`
+	StartedAt time.Time       `json:"startedAt"`
+	Ready     bool            `json:"ready"`
+	Steps     []steps.Timing  `json:"steps,omitempty"`
+}
+
+// ReadState returns the state of the lab in cfg.Dir, or an error wrapping
+// os.ErrNotExist if no lab was brought up there.
+func ReadState(cfg *config.Config) (*State, error) {
+	b, err := os.ReadFile(cfg.StateFile())
+	if err != nil {
+		return nil, err
+	}
+	s := &State{}
+	if err := json.Unmarshal(b, s); err != nil {
+		return nil, fmt.Errorf("%s: %w", cfg.StateFile(), err)
+	}
+	return s, nil
+}
+
+func (l *Lab) writeState(s *State) error {
+	b, err := json.MarshalIndent(s, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(l.Cfg.StateFile(), append(b, '\n'), 0o644)
+}
+
+// Running reports whether any process of the lab is alive.
+func (l *Lab) Running() bool {
+	for _, n := range l.Proc.Names() {
+		if _, ok := l.Proc.Running(n); ok {
+			return true
+		}
+	}
+	for i := 1; i <= 20; i++ {
+		for _, pid := range l.memberPIDs(config.MemberName(i)) {
+			if processAlive(pid) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// Up brings the lab up. It returns ErrAlreadyUp if the lab is running and
+// healthy. On failure the partial lab is torn down unless retain is set.
+func (l *Lab) Up(ctx context.Context, out io.Writer, retain bool) error {
+	if l.Running() {
+		if st, err := ReadState(l.Cfg); err == nil && st.Ready {
+			return ErrAlreadyUp
+		}
+		return fmt.Errorf("a partial lab is running in %s; run `make lab-down` first", l.Cfg.Dir)
+	}
+	if err := l.Cfg.Bins.Check(); err != nil {
+		return err
+	}
+	if _, err := os.Stat(filepath.Join(l.sourceTree(), "charts", "karmada", "_crds")); err != nil {
+		return fmt.Errorf("no Karmada tree at %s for the CRDs and manifests; run `make build` (or `make build-upstream` for LAB_KARMADA=upstream)", l.sourceTree())
+	}
+	var busy []string
+	for port, user := range l.Cfg.Ports.All(l.Cfg.Members) {
+		if !proc.PortFree(config.Host, port) {
+			busy = append(busy, fmt.Sprintf("%d (%s)", port, user))
+		}
+	}
+	if len(busy) > 0 {
+		sort.Strings(busy)
+		return fmt.Errorf("ports in use on %s: %s", config.Host, strings.Join(busy, ", "))
+	}
+	// Data from an earlier lab would bring back its objects: start clean, keep the PKI.
+	for _, d := range []string{l.Cfg.DataDir(), l.Cfg.KwokDir(), l.Cfg.ManifestDir()} {
+		if err := os.RemoveAll(d); err != nil {
+			return err
+		}
+	}
+	for _, f := range []string{l.Cfg.MembersKubeconfig(), l.Cfg.StateFile()} {
+		if err := os.Remove(f); err != nil && !os.IsNotExist(err) {
+			return err
+		}
+	}
+	// The logs of the previous lab stay readable next to the new ones.
+	prev := l.Cfg.LogDir() + ".previous"
+	if err := os.RemoveAll(prev); err != nil {
+		return err
+	}
+	if err := os.Rename(l.Cfg.LogDir(), prev); err != nil && !os.IsNotExist(err) {
+		return err
+	}
+	if err := os.MkdirAll(l.Cfg.Dir, 0o755); err != nil {
+		return err
+	}
+	st := &State{Provider: l.Cfg.Provider, Karmada: l.Cfg.Karmada, StartedAt: time.Now().UTC()}
+	for i := 1; i <= l.Cfg.Members; i++ {
+		st.Members = append(st.Members, config.MemberName(i))
+	}
+	if err := l.writeState(st); err != nil {
+		return err
+	}
+
+	list := []steps.Step{
+		{Name: "Generating certificates (karmada CA, front-proxy CA, serving and client pairs)", Run: func(context.Context) error {
+			if err := pki.Generate(l.Cfg.PKIDir(), config.Host); err != nil {
+				return err
+			}
+			return l.writeKarmadaKubeconfig()
+		}},
+		{Name: "Starting etcd", Run: l.startEtcd},
+		{Name: "Starting karmada-apiserver", Run: l.startAPIServer},
+		{Name: "Starting kube-controller-manager (namespace, garbage collector)", Run: l.startKubeControllerManager},
+		{Name: "Installing Karmada CRDs and base RBAC", Run: func(ctx context.Context) error {
+			if err := l.installBase(ctx); err != nil {
+				return err
+			}
+			return l.installCRDs(ctx)
+		}},
+		{Name: "Starting karmada-aggregated-apiserver", Run: func(ctx context.Context) error {
+			if err := l.startAggregatedAPIServer(ctx); err != nil {
+				return err
+			}
+			return l.installAPIService(ctx)
+		}},
+		{Name: "Starting karmada-webhook", Run: func(ctx context.Context) error {
+			if err := l.startWebhook(ctx); err != nil {
+				return err
+			}
+			return l.installWebhookConfiguration(ctx)
+		}},
+		{Name: fmt.Sprintf("Starting karmada-controller-manager and karmada-scheduler (%s)", l.Cfg.Karmada), Run: func(ctx context.Context) error {
+			if err := l.startControllerManager(ctx); err != nil {
+				return err
+			}
+			if err := l.startScheduler(ctx); err != nil {
+				return err
+			}
+			return l.installClusterTaintPolicy(ctx)
+		}},
+	}
+	for i := 1; i <= l.Cfg.Members; i++ {
+		i := i
+		name := config.MemberName(i)
+		list = append(list, steps.Step{
+			Name: fmt.Sprintf("Creating %s (kwokctl, %d fake nodes)", name, l.Cfg.NodesPerMember),
+			Run:  func(ctx context.Context) error { return l.createMember(ctx, i) },
+		})
+	}
+	list = append(list, steps.Step{Name: "Joining members with karmadactl join (Push)", Run: func(ctx context.Context) error {
+		for _, m := range st.Members {
+			if err := l.joinMember(ctx, m); err != nil {
+				return err
+			}
+		}
+		return l.waitClustersReady(ctx, st.Members, 120*time.Second)
+	}})
+
+	timings, err := steps.Run(ctx, out, list)
+	st.Steps = timings
+	if err != nil {
+		if retain {
+			_ = l.writeState(st)
+			fmt.Fprintf(out, "LAB_RETAIN=1: the partial lab is left running; logs in %s; `make lab-down` stops it\n", l.Cfg.LogDir())
+			return err
+		}
+		fmt.Fprintf(out, "Tearing the partial lab down (LAB_RETAIN=1 keeps it); logs stay in %s\n", l.Cfg.LogDir())
+		if derr := l.Down(context.Background(), io.Discard); derr != nil {
+			fmt.Fprintf(out, "tear-down: %v\n", derr)
+		}
+		return err
+	}
+	st.Ready = true
+	return l.writeState(st)
+}
+
+// writeKarmadaKubeconfig writes karmada.config with the contexts upstream's
+// local-up writes: karmada-apiserver, and karmada-host. The hermetic lab has no
+// separate host cluster, so karmada-host names the same API server.
+func (l *Lab) writeKarmadaKubeconfig() error {
+	crt, key := l.pki(pki.Admin)
+	path := l.Cfg.KarmadaKubeconfig()
+	if err := writeKubeconfig(path, config.KarmadaContext, l.karmadaServer(), l.caFile(), crt, key); err != nil {
+		return err
+	}
+	cfg, err := clientcmd.LoadFromFile(path)
+	if err != nil {
+		return err
+	}
+	cfg.Contexts["karmada-host"] = &clientcmdapi.Context{Cluster: config.KarmadaContext, AuthInfo: config.KarmadaContext}
+	return clientcmd.WriteToFile(*cfg, path)
+}
+
+func (l *Lab) karmadaClient() (*karmadaclientset.Clientset, error) {
+	rc, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(
+		&clientcmd.ClientConfigLoadingRules{ExplicitPath: l.Cfg.KarmadaKubeconfig()},
+		&clientcmd.ConfigOverrides{CurrentContext: config.KarmadaContext}).ClientConfig()
+	if err != nil {
+		return nil, err
+	}
+	rc.Timeout = 5 * time.Second
+	return karmadaclientset.NewForConfig(rc)
+}
+
+// waitClustersReady waits until every named Cluster reports Ready=True.
+func (l *Lab) waitClustersReady(ctx context.Context, names []string, timeout time.Duration) error {
+	kc, err := l.karmadaClient()
+	if err != nil {
+		return err
+	}
+	return waitFor(ctx, timeout, 500*time.Millisecond, "clusters "+strings.Join(names, ", ")+" Ready", func(ctx context.Context) (bool, error) {
+		for _, n := range names {
+			c, err := kc.ClusterV1alpha1().Clusters().Get(ctx, n, metav1.GetOptions{})
+			if err != nil {
+				return false, err
+			}
+			if !clusterReady(c) {
+				return false, fmt.Errorf("cluster %s not Ready yet", n)
+			}
+		}
+		return true, nil
+	})
+}
+
+func clusterReady(c *clusterv1alpha1.Cluster) bool {
+	for _, cond := range c.Status.Conditions {
+		if cond.Type == clusterv1alpha1.ClusterConditionReady {
+			return cond.Status == metav1.ConditionTrue
+		}
+	}
+	return false
+}
+
+// Down stops every process of the lab by PID: the members first (kwokctl, then
+// any process it left), then the control plane in reverse start order. Data and
+// certificates stay for inspection; Clean removes them.
+func (l *Lab) Down(ctx context.Context, out io.Writer) error {
+	var errs []error
+	entries, _ := os.ReadDir(filepath.Join(l.Cfg.KwokDir(), "clusters"))
+	for _, e := range entries {
+		if !e.IsDir() {
+			continue
+		}
+		fmt.Fprintf(out, " • Deleting member %s\n", e.Name())
+		// kwokctl deletes a member's logs with it: keep them with the lab's logs.
+		if err := copyTree(filepath.Join(l.memberDir(e.Name()), "logs"), filepath.Join(l.Cfg.LogDir(), e.Name())); err != nil && !os.IsNotExist(err) {
+			errs = append(errs, err)
+		}
+		if err := l.deleteMember(ctx, e.Name()); err != nil {
+			errs = append(errs, err)
+		}
+		if err := removeContext(l.Cfg.MembersKubeconfig(), e.Name()); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	for i := len(controlPlane) - 1; i >= 0; i-- {
+		name := controlPlane[i]
+		if pid, ok := l.Proc.Running(name); ok {
+			fmt.Fprintf(out, " • Stopping %s (pid %d)\n", name, pid)
+		}
+		if err := l.Proc.Stop(name, 10*time.Second); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	// Anything else with a PID file (e.g. started by a scenario) goes too.
+	for _, name := range l.Proc.Names() {
+		if err := l.Proc.Stop(name, 10*time.Second); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if err := os.Remove(l.Cfg.StateFile()); err != nil && !os.IsNotExist(err) {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
+
+// Clean stops the lab and removes all its files.
+func (l *Lab) Clean(ctx context.Context, out io.Writer) error {
+	if err := l.Down(ctx, out); err != nil {
+		return err
+	}
+	return os.RemoveAll(l.Cfg.Dir)
+}
+
+// ComponentStatus is one row of `make lab-status`.
+type ComponentStatus struct {
+	Component string
+	PID       int
+	Address   string
+	Healthy   bool
+	Detail    string
+}
+
+// Status checks every component of the lab.
+func (l *Lab) Status(ctx context.Context) []ComponentStatus {
+	p := l.Cfg.Ports
+	adminCrt, adminKey := l.pki(pki.Admin)
+	ca := l.caFile()
+	probes := map[string]struct {
+		addr  string
+		probe proc.Probe
+	}{
+		"etcd":                         {hostPort(p.EtcdClient), proc.Probe{URL: "http://" + hostPort(p.EtcdClient) + "/health"}},
+		"karmada-apiserver":            {hostPort(p.KarmadaAPIServer), proc.Probe{URL: l.karmadaServer() + "/readyz", CAFile: ca, CertFile: adminCrt, KeyFile: adminKey}},
+		"kube-controller-manager":      {hostPort(p.KubeControllerManager), proc.Probe{URL: "https://" + hostPort(p.KubeControllerManager) + "/healthz"}},
+		"karmada-aggregated-apiserver": {hostPort(p.AggregatedAPIServer), proc.Probe{URL: "https://" + hostPort(p.AggregatedAPIServer) + "/readyz", CAFile: ca}},
+		"karmada-webhook":              {hostPort(p.Webhook), proc.Probe{URL: "https://" + hostPort(p.Webhook) + "/readyz", CAFile: ca}},
+		"karmada-controller-manager":   {hostPort(p.ControllerManagerHealth), proc.Probe{URL: "http://" + hostPort(p.ControllerManagerHealth) + "/healthz"}},
+		"karmada-scheduler":            {hostPort(p.SchedulerHealth), proc.Probe{URL: "http://" + hostPort(p.SchedulerHealth) + "/healthz"}},
+	}
+	var rows []ComponentStatus
+	for _, name := range controlPlane {
+		pr := probes[name]
+		row := ComponentStatus{Component: name, Address: pr.addr}
+		if pid, ok := l.Proc.Running(name); ok {
+			row.PID = pid
+			if err := pr.probe.Check(ctx); err != nil {
+				row.Detail = err.Error()
+			} else {
+				row.Healthy = true
+			}
+		} else {
+			row.Detail = "not running"
+		}
+		rows = append(rows, row)
+	}
+	var clusters map[string]*clusterv1alpha1.Cluster
+	if kc, err := l.karmadaClient(); err == nil {
+		if list, err := kc.ClusterV1alpha1().Clusters().List(ctx, metav1.ListOptions{}); err == nil {
+			clusters = map[string]*clusterv1alpha1.Cluster{}
+			for i := range list.Items {
+				clusters[list.Items[i].Name] = &list.Items[i]
+			}
+		}
+	}
+	entries, _ := os.ReadDir(filepath.Join(l.Cfg.KwokDir(), "clusters"))
+	for _, e := range entries {
+		if !e.IsDir() {
+			continue
+		}
+		name := e.Name()
+		pids := l.memberPIDs(name)
+		for _, comp := range memberComponents {
+			row := ComponentStatus{Component: name + "/" + comp}
+			if i, err := strconv.Atoi(strings.TrimPrefix(name, "member")); err == nil {
+				mp := p.Member(i)
+				port := map[string]int{"etcd": mp.Etcd, "kube-apiserver": mp.APIServer, "kube-controller-manager": mp.ControllerManager,
+					"kube-scheduler": mp.Scheduler, "kwok-controller": mp.KwokController}[comp]
+				row.Address = hostPort(port)
+			}
+			if pid, ok := pids[comp]; ok && processAlive(pid) {
+				row.PID, row.Healthy = pid, true
+			} else {
+				row.Detail = "not running"
+			}
+			rows = append(rows, row)
+		}
+		row := ComponentStatus{Component: name + " (Karmada Cluster)", Detail: "not joined"}
+		if c, ok := clusters[name]; ok {
+			row.Healthy = clusterReady(c)
+			row.Address = c.Spec.APIEndpoint
+			row.Detail = "Ready"
+			if !row.Healthy {
+				row.Detail = "NotReady"
+			}
+			for _, t := range c.Spec.Taints {
+				row.Detail += " taint " + t.Key + ":" + string(t.Effect)
+			}
+		}
+		rows = append(rows, row)
+	}
+	return rows
+}
+
+// PrintStatus writes the status table.
+func PrintStatus(out io.Writer, rows []ComponentStatus) {
+	w := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(w, "COMPONENT\tPID\tADDRESS\tHEALTHY\tDETAIL")
+	for _, r := range rows {
+		pid := "-"
+		if r.PID > 0 {
+			pid = strconv.Itoa(r.PID)
+		}
+		detail := r.Detail
+		if len(detail) > 60 {
+			detail = detail[:57] + "..."
+		}
+		fmt.Fprintf(w, "%s\t%s\t%s\t%t\t%s\n", r.Component, pid, r.Address, r.Healthy, detail)
+	}
+	w.Flush()
+}
+
+// Env returns the exports that point kubectl, karmadactl and upstream's e2e
+// suite at the lab, as upstream's local-up prints them.
+func (l *Lab) Env() []string {
+	binDirs := []string{filepath.Dir(l.Cfg.Bins.Kubectl), filepath.Dir(l.Cfg.Bins.Karmadactl)}
+	return []string{
+		"export KUBECONFIG=" + l.Cfg.KarmadaKubeconfig(),
+		"export KARMADA_CONFIG=" + l.Cfg.KarmadaKubeconfig(),
+		"export MEMBERS_CONFIG=" + l.Cfg.MembersKubeconfig(),
+		"export KARMADA_CONTEXT=" + config.KarmadaContext,
+		"export PATH=" + strings.Join(binDirs, ":") + ":$PATH",
+	}
+}

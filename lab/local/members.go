@@ -1,0 +1,355 @@
+package local
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/karmada-failover/lab/lab/config"
+)
+
+// Members are kwokctl clusters with the binary runtime: kwokctl starts a real
+// etcd, kube-apiserver, kube-controller-manager and kube-scheduler per member
+// from the binaries built by hack/build-lab-binaries.sh (it links them, it
+// downloads nothing when every binary is given), plus kwok's controller, which
+// stands in for the kubelets of fake nodes: it moves scheduled pods through
+// the stages in the cluster's configuration.
+
+// NotReadyLabel marks pods that the lab's chaos stage turns NotReady
+// (lab/manifests/kwok/pod-not-ready.yaml).
+const NotReadyLabel = "chaos.lab/not-ready"
+
+// kwokctl runs the lab's kwokctl with the lab's work directory. A dead proxy
+// keeps it hermetic: were it ever to try a download, it fails at once instead of
+// reaching the internet.
+func (l *Lab) kwokctl(ctx context.Context, args ...string) (string, error) {
+	cmd := exec.CommandContext(ctx, l.Cfg.Bins.Kwokctl, args...)
+	cmd.Env = append(os.Environ(),
+		"KWOK_WORKDIR="+l.Cfg.KwokDir(),
+		"HTTPS_PROXY=http://127.0.0.1:9", "HTTP_PROXY=http://127.0.0.1:9", "NO_PROXY=127.0.0.1,localhost",
+		"https_proxy=http://127.0.0.1:9", "http_proxy=http://127.0.0.1:9", "no_proxy=127.0.0.1,localhost",
+	)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	err := cmd.Run()
+	if err != nil {
+		return out.String(), fmt.Errorf("kwokctl %s: %w\n%s", strings.Join(args, " "), err, lastLines(out.String(), 15))
+	}
+	return out.String(), nil
+}
+
+func lastLines(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
+
+func (l *Lab) memberDir(name string) string {
+	return filepath.Join(l.Cfg.KwokDir(), "clusters", name)
+}
+
+// memberKubeconfig is the kubeconfig kwokctl writes for a member.
+func (l *Lab) memberKubeconfig(name string) string {
+	return filepath.Join(l.memberDir(name), "kubeconfig.yaml")
+}
+
+// memberConfig writes the kwokctl configuration of member i: the local
+// binaries, loopback ports chosen by the lab (kwokctl's own picks race when
+// clusters are created one after another), and the stages: kwok's defaults and
+// the lab's chaos stage.
+func (l *Lab) memberConfig(i int) (string, error) {
+	b := l.Cfg.Bins
+	p := l.Cfg.Ports.Member(i)
+	var doc strings.Builder
+	fmt.Fprintf(&doc, `apiVersion: config.kwok.x-k8s.io/v1alpha1
+kind: KwokctlConfiguration
+options:
+  runtime: binary
+  bindAddress: %s
+  kubeVersion: %s
+  kubeApiserverPort: %d
+  etcdPort: %d
+  etcdPeerPort: %d
+  kubeControllerManagerPort: %d
+  kubeSchedulerPort: %d
+  kwokControllerPort: %d
+  kubeApiserverBinary: %s
+  kubeControllerManagerBinary: %s
+  kubeSchedulerBinary: %s
+  kubectlBinary: %s
+  etcdBinary: %s
+  kwokControllerBinary: %s
+`, config.Host, l.kubeVersion(), p.APIServer, p.Etcd, p.EtcdPeer, p.ControllerManager, p.Scheduler, p.KwokController,
+		b.KubeAPIServer, b.KubeControllerManager, b.KubeScheduler, b.Kubectl, b.Etcd, b.Kwok)
+	stages, err := filepath.Glob(filepath.Join(b.KwokStages, "*.yaml"))
+	if err != nil {
+		return "", err
+	}
+	ours, err := filepath.Glob(filepath.Join(l.Cfg.Root, "lab", "manifests", "kwok", "*.yaml"))
+	if err != nil {
+		return "", err
+	}
+	sort.Strings(stages)
+	for _, f := range append(stages, ours...) {
+		s, err := os.ReadFile(f)
+		if err != nil {
+			return "", err
+		}
+		doc.WriteString("---\n")
+		doc.Write(s)
+		if !bytes.HasSuffix(s, []byte("\n")) {
+			doc.WriteString("\n")
+		}
+	}
+	path := filepath.Join(l.Cfg.KwokDir(), config.MemberName(i)+".yaml")
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return "", err
+	}
+	return path, os.WriteFile(path, []byte(doc.String()), 0o644)
+}
+
+// kubeVersion is the version of the Kubernetes binaries, taken from their
+// folder name (kubernetes-<version>), which kwokctl records for the cluster.
+func (l *Lab) kubeVersion() string {
+	dir := filepath.Base(filepath.Dir(l.Cfg.Bins.KubeAPIServer))
+	if v, ok := strings.CutPrefix(dir, "kubernetes-"); ok {
+		return v
+	}
+	return "v1.35.8"
+}
+
+// createMember creates member i with kwokctl, waits until its API server is
+// ready (kwokctl does not wait by default), creates its fake nodes and adds its
+// context to members.config.
+func (l *Lab) createMember(ctx context.Context, i int) error {
+	name := config.MemberName(i)
+	cfgFile, err := l.memberConfig(i)
+	if err != nil {
+		return err
+	}
+	// --kubeconfig: kwokctl would otherwise edit ~/.kube/config.
+	scratch := filepath.Join(l.Cfg.KwokDir(), "kwokctl-scratch.kubeconfig")
+	if _, err := l.kwokctl(ctx, "create", "cluster", "--name", name, "--config", cfgFile, "--kubeconfig", scratch); err != nil {
+		return err
+	}
+	if err := l.waitMemberAPI(ctx, name, 90*time.Second); err != nil {
+		return err
+	}
+	if err := mergeContext(l.Cfg.MembersKubeconfig(), l.memberKubeconfig(name), "kwok-"+name, name); err != nil {
+		return fmt.Errorf("adding %s to %s: %w", name, l.Cfg.MembersKubeconfig(), err)
+	}
+	return l.createNodes(ctx, name)
+}
+
+func (l *Lab) memberClient(name string) (*kubernetes.Clientset, error) {
+	rc, err := clientcmd.BuildConfigFromFlags("", l.memberKubeconfig(name))
+	if err != nil {
+		return nil, err
+	}
+	rc.Timeout = 5 * time.Second
+	rc.Proxy = nil
+	return kubernetes.NewForConfig(rc)
+}
+
+// waitMemberAPI waits until the member's kube-apiserver answers /readyz.
+func (l *Lab) waitMemberAPI(ctx context.Context, name string, timeout time.Duration) error {
+	cs, err := l.memberClient(name)
+	if err != nil {
+		return err
+	}
+	err = waitFor(ctx, timeout, 250*time.Millisecond, name+" kube-apiserver /readyz", func(ctx context.Context) (bool, error) {
+		_, err := cs.Discovery().RESTClient().Get().AbsPath("/readyz").DoRaw(ctx)
+		return err == nil, err
+	})
+	if err != nil {
+		return fmt.Errorf("%w; logs in %s", err, filepath.Join(l.memberDir(name), "logs"))
+	}
+	return nil
+}
+
+// createNodes registers the member's fake nodes. kwok's node-initialize stage
+// keeps the capacity given here and reports the nodes Ready; the heartbeat stage
+// renews their leases, so kube-controller-manager never marks them NotReady.
+func (l *Lab) createNodes(ctx context.Context, member string) error {
+	cs, err := l.memberClient(member)
+	if err != nil {
+		return err
+	}
+	capacity := corev1.ResourceList{
+		corev1.ResourceCPU:              resource.MustParse("8"),
+		corev1.ResourceMemory:           resource.MustParse("32Gi"),
+		corev1.ResourcePods:             resource.MustParse("110"),
+		corev1.ResourceEphemeralStorage: resource.MustParse("100Gi"),
+	}
+	for n := 1; n <= l.Cfg.NodesPerMember; n++ {
+		node := &corev1.Node{
+			ObjectMeta: metav1.ObjectMeta{
+				Name:        fmt.Sprintf("%s-node-%d", member, n),
+				Annotations: map[string]string{"kwok.x-k8s.io/node": "fake", "node.alpha.kubernetes.io/ttl": "0"},
+				Labels: map[string]string{
+					"type": "kwok", "kubernetes.io/os": "linux", "kubernetes.io/arch": "amd64",
+					"kubernetes.io/hostname":      fmt.Sprintf("%s-node-%d", member, n),
+					"topology.kubernetes.io/zone": member + "-zone-" + strconv.Itoa((n-1)%2+1),
+				},
+			},
+			Status: corev1.NodeStatus{Capacity: capacity, Allocatable: capacity},
+		}
+		if _, err := cs.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("creating node %s in %s: %w", node.Name, member, err)
+		}
+	}
+	return waitFor(ctx, 60*time.Second, 250*time.Millisecond, member+" nodes Ready", func(ctx context.Context) (bool, error) {
+		nodes, err := cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: "type=kwok"})
+		if err != nil {
+			return false, err
+		}
+		ready := 0
+		for _, n := range nodes.Items {
+			for _, c := range n.Status.Conditions {
+				if c.Type == corev1.NodeReady && c.Status == corev1.ConditionTrue {
+					ready++
+				}
+			}
+		}
+		return ready >= l.Cfg.NodesPerMember, nil
+	})
+}
+
+// joinMember registers the member with Karmada in Push mode, as a user would:
+// karmadactl join with the lab's two kubeconfigs.
+func (l *Lab) joinMember(ctx context.Context, name string) error {
+	cmd := exec.CommandContext(ctx, l.Cfg.Bins.Karmadactl, "join", name,
+		"--kubeconfig="+l.Cfg.KarmadaKubeconfig(), "--karmada-context="+config.KarmadaContext,
+		"--cluster-kubeconfig="+l.Cfg.MembersKubeconfig(), "--cluster-context="+name)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("karmadactl join %s: %w\n%s", name, err, lastLines(string(out), 15))
+	}
+	return nil
+}
+
+// memberPIDs reads the PIDs kwokctl recorded for a member's processes.
+func (l *Lab) memberPIDs(name string) map[string]int {
+	out := map[string]int{}
+	files, _ := filepath.Glob(filepath.Join(l.memberDir(name), "pids", "*.pid"))
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			continue
+		}
+		if pid, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil && pid > 0 {
+			out[strings.TrimSuffix(filepath.Base(f), ".pid")] = pid
+		}
+	}
+	return out
+}
+
+// memberComponents are the processes kwokctl runs per member.
+var memberComponents = []string{"etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok-controller"}
+
+// processAlive reports whether pid is a live process whose executable is one
+// of the member's components (guards against recycled PIDs).
+func processAlive(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	// state is the field after the parenthesised command name.
+	if i := bytes.LastIndexByte(b, ')'); i > 0 && i+2 < len(b) && (b[i+2] == 'Z' || b[i+2] == 'X') {
+		return false
+	}
+	exe, err := os.Readlink(fmt.Sprintf("/proc/%d/exe", pid))
+	if err != nil {
+		return false
+	}
+	base := filepath.Base(strings.TrimSuffix(exe, " (deleted)"))
+	for _, c := range append(memberComponents, "kwok") {
+		if base == c {
+			return true
+		}
+	}
+	return false
+}
+
+// ensureMemberStopped waits for the member's processes to exit after kwokctl
+// signalled them and kills any that outlive grace, by the PIDs kwokctl recorded.
+func ensureMemberStopped(pids map[string]int, grace time.Duration) []string {
+	deadline := time.Now().Add(grace)
+	for time.Now().Before(deadline) {
+		left := false
+		for _, pid := range pids {
+			if processAlive(pid) {
+				left = true
+			}
+		}
+		if !left {
+			return nil
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	var killed []string
+	for name, pid := range pids {
+		if processAlive(pid) {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+			killed = append(killed, fmt.Sprintf("%s (pid %d)", name, pid))
+		}
+	}
+	sort.Strings(killed)
+	return killed
+}
+
+// StopMember stops every process of a member (fault injection: its API becomes
+// unreachable and Karmada marks the cluster NotReady). Its data is kept, so
+// StartMember brings the same cluster back.
+func (l *Lab) StopMember(ctx context.Context, name string) error {
+	if _, err := os.Stat(l.memberDir(name)); err != nil {
+		return fmt.Errorf("no member %q in this lab (%s)", name, l.Cfg.KwokDir())
+	}
+	pids := l.memberPIDs(name)
+	if _, err := l.kwokctl(ctx, "stop", "cluster", "--name", name); err != nil {
+		return err
+	}
+	if killed := ensureMemberStopped(pids, 15*time.Second); len(killed) > 0 {
+		fmt.Fprintf(os.Stderr, "killed %s of %s after it ignored SIGTERM\n", strings.Join(killed, ", "), name)
+	}
+	return nil
+}
+
+// StartMember starts a stopped member again and waits for its API server.
+func (l *Lab) StartMember(ctx context.Context, name string) error {
+	if _, err := os.Stat(l.memberDir(name)); err != nil {
+		return fmt.Errorf("no member %q in this lab (%s)", name, l.Cfg.KwokDir())
+	}
+	if _, err := l.kwokctl(ctx, "start", "cluster", "--name", name); err != nil {
+		return err
+	}
+	return l.waitMemberAPI(ctx, name, 90*time.Second)
+}
+
+// deleteMember removes a member's processes and data.
+func (l *Lab) deleteMember(ctx context.Context, name string) error {
+	pids := l.memberPIDs(name)
+	scratch := filepath.Join(l.Cfg.KwokDir(), "kwokctl-scratch.kubeconfig")
+	_, err := l.kwokctl(ctx, "delete", "cluster", "--name", name, "--kubeconfig", scratch)
+	if killed := ensureMemberStopped(pids, 15*time.Second); len(killed) > 0 {
+		fmt.Fprintf(os.Stderr, "killed %s of %s after it ignored SIGTERM\n", strings.Join(killed, ", "), name)
+	}
+	return err
+}
