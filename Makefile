@@ -124,8 +124,9 @@ build-upstream: ## Build the same binaries from unpatched upstream into _output/
 	@hack/build.sh upstream
 
 .PHONY: lab-binaries
-lab-binaries: ## Build kube-apiserver, kube-controller-manager, kube-scheduler, kubectl, etcd, kwok and kwokctl from Go modules (lab/tools/*).
+lab-binaries: ## Build kube-apiserver, kube-controller-manager, kube-scheduler, kubectl, etcd, kwok, kwokctl and SeaweedFS (weed) from Go modules (lab/tools/*).
 	@hack/build-lab-binaries.sh >/dev/null
+	@hack/build-seaweedfs.sh >/dev/null
 
 ##@ API module (apis/)
 

@@ -34,6 +34,8 @@ var (
 	localLab  *local.Lab
 	broughtUp bool
 	artifacts string
+	// historyLimit is the lab's --failover-history-limit (LAB_FAILOVER_HISTORY_LIMIT).
+	historyLimit int
 )
 
 func TestE2E(t *testing.T) {
@@ -62,6 +64,7 @@ var _ = SynchronizedBeforeSuite(func(ctx SpecContext) []byte {
 	cfg, err := config.Load(root)
 	Expect(err).NotTo(HaveOccurred())
 	localLab = local.New(cfg)
+	historyLimit = cfg.FailoverHistoryLimit
 	lab, err = framework.NewLab(cfg.KarmadaKubeconfig(), cfg.MembersKubeconfig(), framework.LocalFaults{Lab: localLab})
 	Expect(err).NotTo(HaveOccurred())
 	lab.Provider = string(cfg.Provider)

@@ -12,6 +12,9 @@ import (
 
 // Labels: smoke (fast, run by `make test`), lab (needs a running lab), fault
 // (injects a failure), slow (a minute or more), flink (runs Flink).
+//
+// Specs run in the order written (Ordered is not needed: each spec leaves every
+// member Ready and untainted, and owns its namespace).
 
 var _ = Describe("First placement", Label("smoke", "lab"), func() {
 	FirstPlacementSpec(context.TODO(), func() FirstPlacementSpecInput {
@@ -35,5 +38,56 @@ var _ = Describe("Cluster failover by stopping the member cluster", Label("lab",
 var _ = Describe("Application failover when the pods stop being ready", Label("lab", "fault"), func() {
 	FailoverSpec(context.TODO(), func() FailoverSpecInput {
 		return FailoverSpecInput{E2EConfig: e2eConfig, Lab: lab, ArtifactFolder: artifacts, Fault: FaultPodsNotReady, Candidates: []string{"member1", "member3"}}
+	})
+})
+
+var _ = Describe("Consecutive failovers past the history limit", Label("lab", "fault", "slow"), func() {
+	ConsecutiveFailoversSpec(context.TODO(), func() ConsecutiveFailoversSpecInput {
+		return ConsecutiveFailoversSpecInput{E2EConfig: e2eConfig, Lab: lab, ArtifactFolder: artifacts, Failovers: historyLimit + 1, HistoryLimit: historyLimit}
+	})
+})
+
+var _ = Describe("Divided workload, one of its clusters fails", Label("lab", "fault"), func() {
+	DividedFailoverSpec(context.TODO(), func() DividedFailoverSpecInput {
+		return DividedFailoverSpecInput{E2EConfig: e2eConfig, Lab: lab, ArtifactFolder: artifacts}
+	})
+})
+
+var _ = Describe("Cluster failover with purge mode Gracefully", Label("lab", "fault"), func() {
+	FailoverSpec(context.TODO(), func() FailoverSpecInput {
+		return FailoverSpecInput{E2EConfig: e2eConfig, Lab: lab, ArtifactFolder: artifacts, Fault: FaultTaint, Candidates: []string{"member2", "member3"},
+			PurgeMode: policyv1alpha1.PurgeModeGracefully}
+	})
+})
+
+// Purge mode Never exists for application failover only (Karmada's validation).
+var _ = Describe("Application failover with purge mode Never", Label("lab", "fault"), func() {
+	FailoverSpec(context.TODO(), func() FailoverSpecInput {
+		return FailoverSpecInput{E2EConfig: e2eConfig, Lab: lab, ArtifactFolder: artifacts, Fault: FaultPodsNotReady, Candidates: []string{"member1", "member3"},
+			PurgeMode: policyv1alpha1.Never}
+	})
+})
+
+var _ = Describe("FailoverHistory gate off", Label("lab", "fault"), func() {
+	FeatureGateOffSpec(context.TODO(), func() FeatureGateOffSpecInput {
+		return FeatureGateOffSpecInput{E2EConfig: e2eConfig, Lab: lab, ArtifactFolder: artifacts, Candidates: []string{"member1", "member2"}}
+	})
+})
+
+var _ = Describe("Bad input: missing and long preserved values, forged marker", Label("lab", "fault"), func() {
+	BadInputSpec(context.TODO(), func() BadInputSpecInput {
+		return BadInputSpecInput{E2EConfig: e2eConfig, Lab: lab, ArtifactFolder: artifacts, Candidates: []string{"member2", "member3"}}
+	})
+})
+
+var _ = Describe("karmada-controller-manager killed during a failover", Label("lab", "fault"), func() {
+	ControllerRestartSpec(context.TODO(), func() ControllerRestartSpecInput {
+		return ControllerRestartSpecInput{E2EConfig: e2eConfig, Lab: lab, ArtifactFolder: artifacts, Candidates: []string{"member1", "member3"}}
+	})
+})
+
+var _ = Describe("Cluster-scoped resource (ClusterResourceBinding)", Label("lab", "fault"), func() {
+	ClusterScopedSpec(context.TODO(), func() ClusterScopedSpecInput {
+		return ClusterScopedSpecInput{E2EConfig: e2eConfig, Lab: lab, ArtifactFolder: artifacts, Candidates: []string{"member1", "member2"}}
 	})
 })

@@ -67,9 +67,15 @@ for f in node/fast/node-initialize.yaml node/heartbeat-with-lease/node-heartbeat
 done
 
 log::ok "lab binaries: kubernetes ${k8s_version}, etcd ${etcd_version}, kwok ${kwok_version}"
-# The lab finds the binaries through this file (lab/internal/config/binaries.go).
+# The lab finds the binaries through this file (lab/config/binaries.go). Lines other
+# scripts own (SEAWEEDFS_BIN from hack/build-seaweedfs.sh) are kept.
+env_file="${OUTPUT}/bin/lab-binaries.env"
+touch "${env_file}"
 {
+  grep -vE '^(KUBERNETES_BIN|ETCD_BIN|KWOK_BIN)=' "${env_file}" || true
   echo "KUBERNETES_BIN=${k8s_out}"
   echo "ETCD_BIN=${etcd_out}"
   echo "KWOK_BIN=${kwok_out}"
-} | tee "${OUTPUT}/bin/lab-binaries.env"
+} >"${env_file}.tmp"
+mv "${env_file}.tmp" "${env_file}"
+cat "${env_file}"

@@ -27,6 +27,11 @@ type FaultInjector interface {
 	// FailPods makes the pods matching selector in namespace of a member
 	// unready (they keep running), or ready again with heal.
 	FailPods(ctx context.Context, cluster, namespace, selector string, heal bool) error
+	// StopController stops karmada-controller-manager; kill makes it a crash (SIGKILL).
+	StopController(ctx context.Context, kill bool) error
+	// StartController starts karmada-controller-manager, with feature gates
+	// overriding the lab's (nil: the lab's own).
+	StartController(ctx context.Context, gates map[string]bool) error
 }
 
 // Lab is the set of clusters the scenarios run against.

@@ -28,3 +28,13 @@ func (f LocalFaults) FailPods(ctx context.Context, cluster, namespace, selector 
 	_, err := f.Lab.FailPods(ctx, cluster, namespace, selector, heal)
 	return err
 }
+
+// StopController stops karmada-controller-manager by PID.
+func (f LocalFaults) StopController(_ context.Context, kill bool) error {
+	return f.Lab.StopControllerManager(kill)
+}
+
+// StartController starts karmada-controller-manager and waits for its health check.
+func (f LocalFaults) StartController(ctx context.Context, gates map[string]bool) error {
+	return f.Lab.StartControllerManager(ctx, gates)
+}

@@ -109,9 +109,12 @@ func NewPropagationPolicy(in PolicyInput) *policyv1alpha1.PropagationPolicy {
 		},
 	}
 	if in.Divided {
+		// Weighted by available replicas over exactly two clusters (Aggregated would
+		// pack the replicas into one cluster when it has room for all of them).
 		p.Spec.Placement.ReplicaScheduling = &policyv1alpha1.ReplicaSchedulingStrategy{
 			ReplicaSchedulingType:     policyv1alpha1.ReplicaSchedulingTypeDivided,
-			ReplicaDivisionPreference: policyv1alpha1.ReplicaDivisionPreferenceAggregated,
+			ReplicaDivisionPreference: policyv1alpha1.ReplicaDivisionPreferenceWeighted,
+			WeightPreference:          &policyv1alpha1.ClusterPreferences{DynamicWeight: policyv1alpha1.DynamicWeightByAvailableReplicas},
 		}
 		p.Spec.Placement.SpreadConstraints = []policyv1alpha1.SpreadConstraint{{SpreadByField: policyv1alpha1.SpreadByFieldCluster, MinGroups: 2, MaxGroups: 2}}
 	} else {

@@ -40,6 +40,7 @@ func discoverBinaries(root string, flavour Flavour) Binaries {
 	}
 	return Binaries{
 		KwokStages:                 stages,
+		SeaweedFS:                  pick("weed", "SEAWEEDFS_BIN"),
 		Etcd:                       pick("etcd", "ETCD_BIN"),
 		KubeAPIServer:              pick("kube-apiserver", "KUBERNETES_BIN"),
 		KubeControllerManager:      pick("kube-controller-manager", "KUBERNETES_BIN"),

@@ -75,6 +75,9 @@ type Ports struct {
 	ControllerManagerHealth  int
 	SchedulerMetrics         int
 	SchedulerHealth          int
+	// S3Base: SeaweedFS (weed mini) uses S3Base+3 master, +4 volume, +5 filer,
+	// +6 S3, +7 admin, and the same +10 for their gRPC ports.
+	S3Base int
 	// MemberBase: member i uses MemberBase + 10*i .. +5 (apiserver, etcd, etcd peer,
 	// kube-controller-manager, kube-scheduler, kwok-controller).
 	MemberBase int
@@ -91,6 +94,9 @@ func (p Ports) Member(i int) MemberPorts {
 	return MemberPorts{APIServer: b, Etcd: b + 1, EtcdPeer: b + 2, ControllerManager: b + 3, Scheduler: b + 4, KwokController: b + 5}
 }
 
+// S3 is the port of the lab's S3 endpoint (SeaweedFS).
+func (p Ports) S3() int { return p.S3Base + 6 }
+
 // All lists every control-plane port with the name of its user, for the preflight check.
 func (p Ports) All(members int) map[int]string {
 	m := map[int]string{
@@ -99,6 +105,10 @@ func (p Ports) All(members int) map[int]string {
 		p.Webhook: "karmada-webhook", p.WebhookMetrics: "karmada-webhook (metrics)", p.WebhookHealth: "karmada-webhook (health)",
 		p.ControllerManagerMetrics: "karmada-controller-manager (metrics)", p.ControllerManagerHealth: "karmada-controller-manager (health)",
 		p.SchedulerMetrics: "karmada-scheduler (metrics)", p.SchedulerHealth: "karmada-scheduler (health)",
+	}
+	for i, c := range []string{"master", "volume", "filer", "s3", "admin"} {
+		m[p.S3Base+3+i] = "seaweedfs " + c
+		m[p.S3Base+13+i] = "seaweedfs " + c + " (gRPC)"
 	}
 	for i := 1; i <= members; i++ {
 		mp := p.Member(i)
@@ -119,6 +129,9 @@ type Binaries struct {
 	Kwok, Kwokctl                                                      string
 	KarmadaControllerManager, KarmadaScheduler, KarmadaWebhook         string
 	KarmadaAggregatedAPIServer, Karmadactl                             string
+	// SeaweedFS is weed, the lab's S3 store (hack/build-seaweedfs.sh); optional:
+	// without it the lab runs without S3.
+	SeaweedFS string
 	// KwokStages is the folder of kwok's default stages (node-initialize,
 	// node-heartbeat-with-lease, pod-ready, pod-complete, pod-delete) copied from
 	// the kwok module by hack/build-lab-binaries.sh; LAB_KWOK_STAGES overrides it.
@@ -138,6 +151,7 @@ func (c *Config) KwokDir() string           { return filepath.Join(c.Dir, "kwok"
 func (c *Config) KarmadaKubeconfig() string { return filepath.Join(c.Dir, "karmada.config") }
 func (c *Config) MembersKubeconfig() string { return filepath.Join(c.Dir, "members.config") }
 func (c *Config) StateFile() string         { return filepath.Join(c.Dir, "lab.json") }
+func (c *Config) S3Dir() string             { return filepath.Join(c.Dir, "s3") }
 
 // Load reads the configuration from the environment:
 //
@@ -158,6 +172,7 @@ func Load(root string) (*Config, error) {
 			AggregatedAPIServer: 24444, Webhook: 24445, WebhookMetrics: 24446, WebhookHealth: 24447,
 			ControllerManagerMetrics: 24480, ControllerManagerHealth: 24481,
 			SchedulerMetrics: 24490, SchedulerHealth: 24491,
+			S3Base:     24330,
 			MemberBase: 25000,
 		},
 	}

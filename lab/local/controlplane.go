@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -23,10 +24,25 @@ import (
 
 // Feature gates of the lab's Karmada. FailoverHistory exists only in the patched
 // build; the upstream build gets the others, so both run the same failover path.
-func featureGates(flavour config.Flavour) string {
-	gates := []string{"Failover=true", "GracefulEviction=true", "StatefulFailoverInjection=true"}
+// overrides change or add gates (e.g. FailoverHistory=false for a scenario).
+func featureGates(flavour config.Flavour, overrides map[string]bool) string {
+	names := []string{"Failover", "GracefulEviction", "StatefulFailoverInjection"}
+	values := map[string]bool{"Failover": true, "GracefulEviction": true, "StatefulFailoverInjection": true}
 	if flavour == config.FlavourPatched {
-		gates = append(gates, "FailoverHistory=true")
+		names = append(names, "FailoverHistory")
+		values["FailoverHistory"] = true
+	}
+	var extra []string
+	for k, v := range overrides {
+		if _, ok := values[k]; !ok {
+			extra = append(extra, k)
+		}
+		values[k] = v
+	}
+	sort.Strings(extra)
+	var gates []string
+	for _, n := range append(names, extra...) {
+		gates = append(gates, n+"="+strconv.FormatBool(values[n]))
 	}
 	return strings.Join(gates, ",")
 }
@@ -44,7 +60,7 @@ func New(cfg *config.Config) *Lab {
 
 // The control-plane processes, in start order. Stop goes in reverse.
 var controlPlane = []string{
-	"etcd", "karmada-apiserver", "kube-controller-manager", "karmada-aggregated-apiserver",
+	"seaweedfs", "etcd", "karmada-apiserver", "kube-controller-manager", "karmada-aggregated-apiserver",
 	"karmada-webhook", "karmada-controller-manager", "karmada-scheduler",
 }
 
@@ -177,7 +193,7 @@ func (l *Lab) startWebhook(ctx context.Context) error {
 		"--kubeconfig=" + l.Cfg.KarmadaKubeconfig(),
 		"--bind-address=" + config.Host, "--secure-port=" + strconv.Itoa(p.Webhook), "--cert-dir=" + certDir,
 		"--metrics-bind-address=" + hostPort(p.WebhookMetrics), "--health-probe-bind-address=" + hostPort(p.WebhookHealth),
-		"--feature-gates=" + featureGates(l.Cfg.Karmada), "--allow-no-execute-taint-policy=true",
+		"--feature-gates=" + featureGates(l.Cfg.Karmada, nil), "--allow-no-execute-taint-policy=true",
 	}}); err != nil {
 		return err
 	}
@@ -185,13 +201,20 @@ func (l *Lab) startWebhook(ctx context.Context) error {
 }
 
 func (l *Lab) startControllerManager(ctx context.Context) error {
+	return l.StartControllerManager(ctx, nil)
+}
+
+// StartControllerManager starts karmada-controller-manager, with gates
+// overriding the lab's feature gates (nil: the lab's own). Scenarios use it to
+// restart the controller after a crash or with FailoverHistory off.
+func (l *Lab) StartControllerManager(ctx context.Context, gates map[string]bool) error {
 	p := l.Cfg.Ports
 	args := []string{
 		"--kubeconfig=" + l.Cfg.KarmadaKubeconfig(),
 		"--metrics-bind-address=" + hostPort(p.ControllerManagerMetrics),
 		"--health-probe-bind-address=" + hostPort(p.ControllerManagerHealth),
 		"--controllers=*,hpaScaleTargetMarker,deploymentReplicasSyncer",
-		"--feature-gates=" + featureGates(l.Cfg.Karmada),
+		"--feature-gates=" + featureGates(l.Cfg.Karmada, gates),
 		"--enable-no-execute-taint-eviction=true",
 		"--cluster-status-update-frequency=5s",
 		"--cluster-failure-threshold=" + l.Cfg.ClusterFailureThreshold,
@@ -213,12 +236,21 @@ func (l *Lab) startScheduler(ctx context.Context) error {
 		"--kubeconfig=" + l.Cfg.KarmadaKubeconfig(),
 		"--metrics-bind-address=" + hostPort(p.SchedulerMetrics),
 		"--health-probe-bind-address=" + hostPort(p.SchedulerHealth),
-		"--feature-gates=" + featureGates(l.Cfg.Karmada),
+		"--feature-gates=" + featureGates(l.Cfg.Karmada, nil),
 		"--leader-elect=false",
 	}}); err != nil {
 		return err
 	}
 	return l.Proc.WaitReady(ctx, "karmada-scheduler", proc.Probe{URL: "http://" + hostPort(p.SchedulerHealth) + "/healthz"})
+}
+
+// StopControllerManager stops karmada-controller-manager: gracefully, or with
+// kill at once by SIGKILL, as a crash would.
+func (l *Lab) StopControllerManager(kill bool) error {
+	if kill {
+		return l.Proc.Kill("karmada-controller-manager")
+	}
+	return l.Proc.Stop("karmada-controller-manager", 10*time.Second)
 }
 
 // caBundle is the base64 CA for webhook and APIService configurations.

@@ -172,6 +172,9 @@ func (l *Lab) Up(ctx context.Context, out io.Writer, retain bool) error {
 			return l.installClusterTaintPolicy(ctx)
 		}},
 	}
+	if l.Cfg.Bins.SeaweedFS != "" {
+		list = append(list, steps.Step{Name: "Starting SeaweedFS (S3 for checkpoints, bucket " + CheckpointBucket + ")", Run: l.startS3})
+	}
 	for i := 1; i <= l.Cfg.Members; i++ {
 		i := i
 		name := config.MemberName(i)
@@ -340,9 +343,13 @@ func (l *Lab) Status(ctx context.Context) []ComponentStatus {
 		"karmada-webhook":              {hostPort(p.Webhook), proc.Probe{URL: "https://" + hostPort(p.Webhook) + "/readyz", CAFile: ca}},
 		"karmada-controller-manager":   {hostPort(p.ControllerManagerHealth), proc.Probe{URL: "http://" + hostPort(p.ControllerManagerHealth) + "/healthz"}},
 		"karmada-scheduler":            {hostPort(p.SchedulerHealth), proc.Probe{URL: "http://" + hostPort(p.SchedulerHealth) + "/healthz"}},
+		"seaweedfs":                    {hostPort(p.S3()), proc.Probe{URL: "http://" + hostPort(p.S3()) + "/healthz"}},
 	}
 	var rows []ComponentStatus
 	for _, name := range controlPlane {
+		if name == "seaweedfs" && l.Cfg.Bins.SeaweedFS == "" {
+			continue
+		}
 		pr := probes[name]
 		row := ComponentStatus{Component: name, Address: pr.addr}
 		if pid, ok := l.Proc.Running(name); ok {

@@ -10,7 +10,7 @@
 //	lab taint NAME KEY[=V]:EFFECT [--remove]
 //	lab fail-pods --cluster NAME --namespace NS --selector SEL [--heal]
 //
-// Settings come from the environment (lab/internal/config): LAB_MEMBERS,
+// Settings come from the environment (lab/config): LAB_MEMBERS,
 // LAB_KARMADA=patched|upstream, LAB_DIR, LAB_RETAIN=1 and others.
 package main
 

@@ -177,6 +177,29 @@ func (m *Manager) Stop(name string, grace time.Duration) error {
 	return nil
 }
 
+// Kill sends SIGKILL to process name at once (a crash, for fault injection)
+// and waits for it to be gone. The PID file is removed.
+func (m *Manager) Kill(name string) error {
+	pid, path, err := m.readPID(name)
+	if errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("%s is not running", name)
+	}
+	if err != nil {
+		return err
+	}
+	defer os.Remove(m.pidFile(name))
+	if !alive(pid, path) {
+		return fmt.Errorf("%s (pid %d) is not running", name, pid)
+	}
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil && !errors.Is(err, syscall.ESRCH) {
+		return fmt.Errorf("killing %s (pid %d): %w", name, pid, err)
+	}
+	for i := 0; i < 50 && alive(pid, path); i++ {
+		time.Sleep(100 * time.Millisecond)
+	}
+	return nil
+}
+
 // Tail returns the last n lines of process name's log.
 func (m *Manager) Tail(name string, n int) string {
 	f, err := os.Open(m.LogFile(name))

@@ -1,0 +1,142 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"path/filepath"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	workv1alpha2 "github.com/karmada-failover/lab/apis/work/v1alpha2"
+	"github.com/karmada-failover/lab/e2e/framework"
+)
+
+// specEnv is what every spec of this suite works with: the lab, the config,
+// a namespace of its own and the artifacts folder.
+type specEnv struct {
+	name      string
+	cfg       *framework.Config
+	lab       *framework.Lab
+	artifacts string
+	ns        string
+	timeline  *framework.Timeline
+	cleanups  []func(context.Context)
+}
+
+// newSpecEnv checks the common inputs and creates the spec's namespace.
+func newSpecEnv(ctx context.Context, name string, cfg *framework.Config, lab *framework.Lab, artifacts string) *specEnv {
+	Expect(lab).NotTo(BeNil(), "Invalid argument. Lab can't be nil when calling %s spec", name)
+	Expect(cfg).NotTo(BeNil(), "Invalid argument. E2EConfig can't be nil when calling %s spec", name)
+	ns, err := framework.CreateNamespace(ctx, lab.Karmada, name)
+	Expect(err).NotTo(HaveOccurred())
+	return &specEnv{name: name, cfg: cfg, lab: lab, artifacts: artifacts, ns: ns}
+}
+
+// wait returns an Eventually for the spec's named interval.
+func (e *specEnv) eventually(ctx context.Context, key string, f interface{}) AsyncAssertion {
+	return Eventually(f).WithContext(ctx).WithTimeout(e.cfg.Timeout(e.name, key)).WithPolling(e.cfg.Polling(e.name, key))
+}
+
+func (e *specEnv) consistently(ctx context.Context, f interface{}) AsyncAssertion {
+	return Consistently(f).WithContext(ctx).WithTimeout(e.cfg.Timeout(e.name, "consistently")).WithPolling(e.cfg.Polling(e.name, "consistently"))
+}
+
+// deployWithPolicy creates a Deployment and its PropagationPolicy.
+func (e *specEnv) deployWithPolicy(ctx context.Context, name string, replicas int32, in framework.PolicyInput) {
+	k := e.lab.Karmada
+	_, err := k.Kube().AppsV1().Deployments(e.ns).Create(ctx, framework.NewDeployment(e.ns, name, replicas), metav1.CreateOptions{})
+	Expect(err).NotTo(HaveOccurred())
+	in.Namespace, in.Name, in.Target = e.ns, name, name
+	_, err = k.Karmada().PolicyV1alpha1().PropagationPolicies(e.ns).Create(ctx, framework.NewPropagationPolicy(in), metav1.CreateOptions{})
+	Expect(err).NotTo(HaveOccurred())
+}
+
+// waitPlaced waits until the Deployment is healthy in its binding and
+// Available on every scheduled cluster, and returns those clusters.
+func (e *specEnv) waitPlaced(ctx context.Context, name string) []string {
+	var clusters []string
+	e.eventually(ctx, "wait-available", func(g Gomega, ctx context.Context) {
+		rb, err := framework.GetBinding(ctx, e.lab.Karmada, e.ns, framework.BindingName(name, "Deployment"))
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(framework.BindingHealthy(rb)).To(Succeed())
+		clusters = framework.ScheduledClusters(rb)
+		for _, c := range clusters {
+			g.Expect(framework.DeploymentAvailable(ctx, e.lab.Member(c), e.ns, name)).To(Succeed())
+		}
+	}).Should(Succeed())
+	return clusters
+}
+
+// waitMovedAway waits until no replica of the Deployment is scheduled to from,
+// it is Available on every scheduled cluster, and returns those clusters.
+func (e *specEnv) waitMovedAway(ctx context.Context, name, from string) []string {
+	var clusters []string
+	e.eventually(ctx, "wait-failover", func(g Gomega, ctx context.Context) {
+		rb, err := framework.GetBinding(ctx, e.lab.Karmada, e.ns, framework.BindingName(name, "Deployment"))
+		g.Expect(err).NotTo(HaveOccurred())
+		clusters = framework.ScheduledClusters(rb)
+		g.Expect(clusters).NotTo(BeEmpty())
+		g.Expect(clusters).NotTo(ContainElement(from))
+		for _, c := range clusters {
+			g.Expect(framework.DeploymentAvailable(ctx, e.lab.Member(c), e.ns, name)).To(Succeed())
+		}
+	}).Should(Succeed())
+	if e.timeline != nil {
+		e.timeline.Mark("Available away from " + from)
+	}
+	return clusters
+}
+
+// history reads the binding's failoverHistory.
+func (e *specEnv) history(ctx context.Context, name string) []workv1alpha2.FailoverHistoryItem {
+	rb, err := framework.GetBinding(ctx, e.lab.Karmada, e.ns, framework.BindingName(name, "Deployment"))
+	Expect(err).NotTo(HaveOccurred())
+	return rb.Status.FailoverHistory
+}
+
+// memberLabels returns the labels and annotations of the Deployment in a
+// member, or nil maps if it is not there.
+func (e *specEnv) memberMeta(ctx context.Context, cluster, name string) (map[string]string, map[string]string) {
+	d, err := e.lab.Member(cluster).Kube().AppsV1().Deployments(e.ns).Get(ctx, name, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil, nil
+	}
+	Expect(err).NotTo(HaveOccurred())
+	return d.Labels, d.Annotations
+}
+
+// taint adds an untolerated NoExecute taint to a cluster and registers its removal.
+func (e *specEnv) taint(ctx context.Context, cluster, key string) {
+	Expect(e.lab.TaintCluster(ctx, cluster, key, "e2e", false)).To(Succeed())
+	e.cleanups = append(e.cleanups, func(ctx context.Context) { _ = e.lab.TaintCluster(ctx, cluster, key, "", true) })
+}
+
+// finish runs the cleanups, writes the timeline, dumps on failure, deletes the
+// namespace and waits for every member to be Ready without NoExecute taints.
+func (e *specEnv) finish(ctx context.Context) {
+	for i := len(e.cleanups) - 1; i >= 0; i-- {
+		e.cleanups[i](ctx)
+	}
+	if e.timeline != nil {
+		Expect(e.timeline.Write(e.artifacts, e.ns+"-timeline.svg")).To(Succeed())
+	}
+	if CurrentSpecReport().Failed() {
+		_ = e.lab.DumpResources(ctx, e.ns, filepath.Join(e.artifacts, e.ns))
+	}
+	Expect(framework.DeleteNamespace(ctx, e.lab.Karmada, e.ns)).To(Succeed())
+	for _, m := range e.lab.MemberNames() {
+		e.eventually(ctx, "wait-cluster-ready", func(ctx context.Context) (bool, error) { return e.lab.ClusterReady(ctx, m) }).
+			Should(BeTrue(), "cluster %s Ready again", m)
+		e.eventually(ctx, "wait-cluster-ready", func(ctx context.Context) ([]string, error) { return e.lab.ClusterNoExecuteTaints(ctx, m) }).
+			Should(BeEmpty(), "NoExecute taints left on %s", m)
+	}
+}
+
+// finishTimeout bounds an AfterEach that may wait for a member to come back.
+const finishTimeout = 5 * time.Minute

@@ -1,0 +1,491 @@
+package flinkrunner
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/dynamic/dynamicinformer"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/client-go/util/retry"
+	"k8s.io/client-go/util/workqueue"
+	"k8s.io/klog/v2"
+)
+
+// Options configure a Runner.
+type Options struct {
+	Launch       LaunchConfig
+	PortLo       int           // REST port range, inclusive
+	PortHi       int           //
+	LogDir       string        // <LogDir>/<namespace>_<name>.log per Flink process
+	HealthAddr   string        // "" disables /healthz, /readyz, /debug/jobs
+	PollInterval time.Duration // REST poll period (2s)
+	StopGrace    time.Duration // SIGTERM -> SIGKILL (20s)
+	Env          []string      // extra environment of the Flink processes
+	Resync       time.Duration // informer resync (0 = none)
+}
+
+// Runner watches FlinkDeployments in one cluster and runs their Flink processes.
+type Runner struct {
+	opts     Options
+	client   dynamic.Interface
+	ports    *PortAllocator
+	queue    workqueue.TypedRateLimitingInterface[string]
+	informer cache.SharedIndexInformer
+	synced   atomic.Bool
+
+	mu      sync.Mutex
+	runs    map[string]*run
+	written map[string]Status // last status written per key
+}
+
+// run is one Flink process of one FlinkDeployment.
+type run struct {
+	key, ns, name string
+	uid           string // a recreated object (same name) gets a new process
+	fingerprint   string
+	launch        *Launch
+	port          int
+	proc          *process
+	cancel        context.CancelFunc
+	monitorDone   chan struct{}
+
+	mu      sync.Mutex // guards tracker and orders this run's status writes
+	tracker *Tracker
+}
+
+// ProcessInfo describes a running Flink process (for /debug/jobs and tests).
+type ProcessInfo struct {
+	Key      string `json:"key"`
+	PID      int    `json:"pid"`
+	RestPort int    `json:"restPort"`
+	JobID    string `json:"jobId"`
+	JobState string `json:"jobState"`
+	JM       string `json:"jobManagerDeploymentStatus"`
+	Log      string `json:"log"`
+	Exited   bool   `json:"exited"`
+}
+
+// RESTConfig loads a kubeconfig context ("" = current context).
+func RESTConfig(kubeconfig, context string) (*rest.Config, error) {
+	rules := &clientcmd.ClientConfigLoadingRules{ExplicitPath: kubeconfig}
+	if kubeconfig == "" {
+		rules = clientcmd.NewDefaultClientConfigLoadingRules()
+	}
+	return clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules,
+		&clientcmd.ConfigOverrides{CurrentContext: context}).ClientConfig()
+}
+
+// New creates a Runner for the cluster behind cfg.
+func New(cfg *rest.Config, opts Options) (*Runner, error) {
+	if opts.PollInterval <= 0 {
+		opts.PollInterval = 2 * time.Second
+	}
+	if opts.StopGrace <= 0 {
+		opts.StopGrace = 20 * time.Second
+	}
+	if opts.PortLo == 0 && opts.PortHi == 0 {
+		opts.PortLo, opts.PortHi = 24700, 24799
+	}
+	if opts.LogDir == "" {
+		opts.LogDir = "."
+	}
+	if err := os.MkdirAll(opts.LogDir, 0o755); err != nil {
+		return nil, err
+	}
+	cfg = rest.CopyConfig(cfg)
+	cfg.UserAgent = "flink-runner"
+	client, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	r := &Runner{
+		opts:    opts,
+		client:  client,
+		ports:   NewPortAllocator(opts.PortLo, opts.PortHi),
+		queue:   workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[string]()),
+		runs:    map[string]*run{},
+		written: map[string]Status{},
+	}
+	factory := dynamicinformer.NewFilteredDynamicSharedInformerFactory(client, opts.Resync, metav1.NamespaceAll, nil)
+	r.informer = factory.ForResource(GVR).Informer()
+	enqueue := func(obj interface{}) {
+		if key, err := cache.DeletionHandlingMetaNamespaceKeyFunc(obj); err == nil {
+			r.queue.Add(key)
+		}
+	}
+	if _, err := r.informer.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    enqueue,
+		UpdateFunc: func(_, obj interface{}) { enqueue(obj) },
+		DeleteFunc: enqueue,
+	}); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// Run watches until ctx ends, then stops every Flink process it started and
+// returns. Nothing is adopted at start: each existing FlinkDeployment gets a
+// new process.
+func (r *Runner) Run(ctx context.Context) error {
+	var srv *http.Server
+	if r.opts.HealthAddr != "" {
+		ln, err := net.Listen("tcp", r.opts.HealthAddr)
+		if err != nil {
+			return fmt.Errorf("health address: %w", err)
+		}
+		srv = &http.Server{Handler: r.Handler(), ReadHeaderTimeout: 5 * time.Second}
+		go func() { _ = srv.Serve(ln) }()
+		klog.InfoS("Serving health", "addr", ln.Addr().String())
+	}
+	informerCtx, stopInformer := context.WithCancel(context.Background())
+	go r.informer.Run(informerCtx.Done())
+	workerDone := make(chan struct{})
+	go func() {
+		defer close(workerDone)
+		if !cache.WaitForCacheSync(ctx.Done(), r.informer.HasSynced) {
+			return
+		}
+		r.synced.Store(true)
+		klog.InfoS("FlinkDeployment informer synced")
+		for r.processNext(ctx) {
+		}
+	}()
+	<-ctx.Done()
+	klog.InfoS("Shutting down: stopping all Flink processes")
+	r.queue.ShutDown()
+	<-workerDone
+	stopInformer()
+	r.stopAll()
+	if srv != nil {
+		shutCtx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		_ = srv.Shutdown(shutCtx)
+		cancel()
+	}
+	return nil
+}
+
+// Handler serves /healthz (process up), /readyz (informer synced) and
+// /debug/jobs (JSON list of processes).
+func (r *Runner) Handler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok")) })
+	mux.HandleFunc("/readyz", func(w http.ResponseWriter, _ *http.Request) {
+		if !r.synced.Load() {
+			http.Error(w, "informer not synced", http.StatusServiceUnavailable)
+			return
+		}
+		_, _ = w.Write([]byte("ok"))
+	})
+	mux.HandleFunc("/debug/jobs", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(r.Processes())
+	})
+	return mux
+}
+
+// Processes lists the Flink processes the runner manages.
+func (r *Runner) Processes() []ProcessInfo {
+	r.mu.Lock()
+	runs := make([]*run, 0, len(r.runs))
+	for _, rn := range r.runs {
+		runs = append(runs, rn)
+	}
+	r.mu.Unlock()
+	out := make([]ProcessInfo, 0, len(runs))
+	for _, rn := range runs {
+		rn.mu.Lock()
+		st := rn.tracker.Current()
+		rn.mu.Unlock()
+		out = append(out, ProcessInfo{Key: rn.key, PID: rn.proc.pid, RestPort: rn.port, JobID: st.JobID,
+			JobState: st.JobState, JM: st.JobManagerDeploymentStatus, Log: rn.proc.logPath, Exited: rn.proc.exited()})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Key < out[j].Key })
+	return out
+}
+
+func (r *Runner) processNext(ctx context.Context) bool {
+	key, shutdown := r.queue.Get()
+	if shutdown {
+		return false
+	}
+	defer r.queue.Done(key)
+	if err := r.reconcile(ctx, key); err != nil {
+		if ctx.Err() == nil {
+			klog.ErrorS(err, "Reconcile failed, retrying", "key", key)
+			r.queue.AddRateLimited(key)
+		}
+		return true
+	}
+	r.queue.Forget(key)
+	return true
+}
+
+func (r *Runner) reconcile(ctx context.Context, key string) error {
+	obj, exists, err := r.informer.GetIndexer().GetByKey(key)
+	if err != nil {
+		return err
+	}
+	if !exists {
+		r.stopRun(key, "deleted")
+		r.mu.Lock()
+		delete(r.written, key)
+		r.mu.Unlock()
+		return nil
+	}
+	u, ok := obj.(*unstructured.Unstructured)
+	if !ok {
+		return fmt.Errorf("unexpected object %T", obj)
+	}
+	d, err := ParseDeployment(u)
+	if err != nil {
+		r.stopRun(key, "invalid spec")
+		return r.writeStatus(ctx, u.GetNamespace(), u.GetName(), Status{
+			JobManagerDeploymentStatus: JMMissing, LifecycleState: LifecycleFailed, TaskManagerReplicas: -1,
+			Error: "invalid FlinkDeployment spec: " + err.Error(), ObservedGeneration: u.GetGeneration(),
+		})
+	}
+	if d.Job == nil {
+		r.stopRun(key, "spec.job removed")
+		return nil // session cluster: not handled
+	}
+	if d.Suspended() {
+		r.stopRun(key, "suspended")
+		st := Status{
+			JobManagerDeploymentStatus: JMMissing, LifecycleState: LifecycleSuspended, JobState: JobSuspended,
+			ObservedGeneration: d.Generation, ReconciliationState: "DEPLOYED", LastReconciledSpec: d.SpecJSON,
+			ReconciliationTimestamp: time.Now().UnixMilli(), TaskManagerReplicas: 0,
+		}
+		st.JobID, _, _ = unstructured.NestedString(u.Object, "status", "jobStatus", "jobId")
+		st.JobName, _, _ = unstructured.NestedString(u.Object, "status", "jobStatus", "jobName")
+		return r.writeStatus(ctx, d.Namespace, d.Name, st)
+	}
+	fp := d.Fingerprint()
+	r.mu.Lock()
+	cur := r.runs[key]
+	r.mu.Unlock()
+	if cur != nil && cur.uid != d.UID {
+		r.stopRun(key, "object recreated")
+		cur = nil
+		r.mu.Lock()
+		delete(r.written, key)
+		r.mu.Unlock()
+	}
+	if cur != nil && cur.fingerprint == fp {
+		// Nothing that matters changed; record the generation (the operator
+		// updates observedGeneration for ignored changes too).
+		cur.mu.Lock()
+		defer cur.mu.Unlock()
+		if cur.tracker.Current().ObservedGeneration == d.Generation {
+			return nil
+		}
+		return r.writeStatus(ctx, d.Namespace, d.Name, cur.tracker.SetGeneration(d.Generation, d.SpecJSON))
+	}
+	if cur != nil {
+		r.stopRun(key, "spec changed")
+	}
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	return r.startRun(ctx, d)
+}
+
+func (r *Runner) startRun(ctx context.Context, d *Deployment) error {
+	port, err := r.ports.Allocate()
+	if err != nil {
+		return err
+	}
+	fail := func(err error) error {
+		r.ports.Release(port)
+		_ = r.writeStatus(ctx, d.Namespace, d.Name, Status{
+			JobManagerDeploymentStatus: JMError, LifecycleState: LifecycleFailed, JobState: JobReconciling,
+			Error: err.Error(), ObservedGeneration: d.Generation, ReconciliationState: "DEPLOYED",
+			LastReconciledSpec: d.SpecJSON, TaskManagerReplicas: -1,
+		})
+		return err
+	}
+	l, err := BuildLaunch(r.opts.Launch, d, port, "")
+	if err != nil {
+		return fail(err)
+	}
+	for _, n := range l.Notes {
+		klog.InfoS("Note", "key", d.Key(), "note", n)
+	}
+	logPath, _ := filepath.Abs(filepath.Join(r.opts.LogDir, d.Namespace+"_"+d.Name+".log"))
+	p, err := startProcess(l.Argv, r.opts.Env, logPath)
+	if err != nil {
+		return fail(fmt.Errorf("starting flink process: %w", err))
+	}
+	klog.InfoS("Started Flink process", "key", d.Key(), "pid", p.pid, "restPort", port, "jobId", l.JobID,
+		"jar", l.Jar, "savepointPath", l.SavepointPath, "log", logPath)
+	tm := int64(1)
+	if r.opts.Launch.TaskSlots != nil && *r.opts.Launch.TaskSlots == 0 {
+		tm = 0
+	}
+	launched := Status{
+		JobManagerDeploymentStatus: JMDeploying, LifecycleState: LifecycleDeployed,
+		JobID: l.JobID, JobState: JobReconciling, UpgradeSavepointPath: l.SavepointPath,
+		ObservedGeneration: d.Generation, ReconciliationState: "DEPLOYED",
+		ReconciliationTimestamp: time.Now().UnixMilli(), LastReconciledSpec: d.SpecJSON,
+		TaskManagerReplicas: tm, RestURL: "http://127.0.0.1:" + strconv.Itoa(port), Log: logPath, PID: p.pid,
+	}
+	runCtx, cancel := context.WithCancel(context.Background())
+	rn := &run{key: d.Key(), ns: d.Namespace, name: d.Name, uid: d.UID, fingerprint: d.Fingerprint(), launch: l, port: port,
+		proc: p, cancel: cancel, monitorDone: make(chan struct{}), tracker: NewTracker(launched)}
+	r.mu.Lock()
+	r.runs[rn.key] = rn
+	r.mu.Unlock()
+	rn.mu.Lock()
+	err = r.writeStatus(ctx, d.Namespace, d.Name, launched)
+	rn.mu.Unlock()
+	if err != nil {
+		klog.ErrorS(err, "Writing status", "key", rn.key)
+	}
+	go r.monitor(runCtx, rn)
+	return nil
+}
+
+// monitor polls the process's REST API every PollInterval and writes status
+// changes, until the process exits or the run is stopped.
+func (r *Runner) monitor(ctx context.Context, rn *run) {
+	defer close(rn.monitorDone)
+	client := &http.Client{Timeout: 5 * time.Second}
+	base := "http://127.0.0.1:" + strconv.Itoa(rn.port)
+	tick := time.NewTicker(r.opts.PollInterval)
+	defer tick.Stop()
+	observe := func(o Observation) {
+		rn.mu.Lock()
+		defer rn.mu.Unlock()
+		if ctx.Err() != nil {
+			return
+		}
+		prev := rn.tracker.Current()
+		st := rn.tracker.Observe(o)
+		if st.JobState != prev.JobState || st.JobManagerDeploymentStatus != prev.JobManagerDeploymentStatus {
+			klog.InfoS("Job status", "key", rn.key, "jobId", st.JobID, "state", st.JobState,
+				"jobManagerDeploymentStatus", st.JobManagerDeploymentStatus, "lifecycleState", st.LifecycleState)
+		}
+		if err := r.writeStatus(ctx, rn.ns, rn.name, st); err != nil && ctx.Err() == nil {
+			klog.ErrorS(err, "Writing status", "key", rn.key)
+		}
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-rn.proc.done:
+			msg := fmt.Sprintf("Flink process %d exited (%s); last lines of %s:\n%s",
+				rn.proc.pid, exitText(rn.proc.err), rn.proc.logPath, tailFile(rn.proc.logPath, 15))
+			klog.InfoS("Flink process exited", "key", rn.key, "pid", rn.proc.pid, "err", exitText(rn.proc.err))
+			observe(Observation{Exited: true, ExitMsg: msg})
+			return
+		case <-tick.C:
+			jobs, err := FetchOverview(ctx, client, base)
+			if rn.proc.exited() {
+				continue // reported by the done case
+			}
+			observe(Observation{RestErr: err, Jobs: jobs})
+		}
+	}
+}
+
+// writeStatus replaces .status through the status subresource, retrying on
+// conflicts, unless it equals the last status written for the object.
+func (r *Runner) writeStatus(ctx context.Context, ns, name string, st Status) error {
+	key := ns + "/" + name
+	r.mu.Lock()
+	prev, ok := r.written[key]
+	r.mu.Unlock()
+	cmp := st
+	cmp.ReconciliationTimestamp = prev.ReconciliationTimestamp
+	if ok && cmp == prev {
+		return nil
+	}
+	res := r.client.Resource(GVR).Namespace(ns)
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		obj, err := res.Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		obj.Object["status"] = st.ToMap()
+		_, err = res.UpdateStatus(ctx, obj, metav1.UpdateOptions{})
+		return err
+	})
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	r.mu.Lock()
+	r.written[key] = st
+	r.mu.Unlock()
+	return nil
+}
+
+// stopRun stops the process of key, if any: SIGTERM, SIGKILL after StopGrace.
+func (r *Runner) stopRun(key, why string) {
+	r.mu.Lock()
+	rn := r.runs[key]
+	delete(r.runs, key)
+	r.mu.Unlock()
+	if rn == nil {
+		return
+	}
+	r.stop(rn, why)
+}
+
+func (r *Runner) stop(rn *run, why string) {
+	rn.cancel()
+	<-rn.monitorDone
+	start := time.Now()
+	killed := rn.proc.stop(r.opts.StopGrace)
+	r.ports.Release(rn.port)
+	klog.InfoS("Stopped Flink process", "key", rn.key, "pid", rn.proc.pid, "reason", why,
+		"took", time.Since(start).Round(time.Millisecond).String(), "sigkill", killed)
+}
+
+// stopAll stops every process concurrently.
+func (r *Runner) stopAll() {
+	r.mu.Lock()
+	runs := r.runs
+	r.runs = map[string]*run{}
+	r.mu.Unlock()
+	var wg sync.WaitGroup
+	for _, rn := range runs {
+		wg.Add(1)
+		go func(rn *run) {
+			defer wg.Done()
+			r.stop(rn, "runner shutdown")
+		}(rn)
+	}
+	wg.Wait()
+}
+
+var errNoProcess = errors.New("no process")
+
+// PID returns the PID of key's Flink process.
+func (r *Runner) PID(key string) (int, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if rn := r.runs[key]; rn != nil {
+		return rn.proc.pid, nil
+	}
+	return 0, errNoProcess
+}

@@ -1,0 +1,100 @@
+package local
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+
+	"github.com/karmada-failover/lab/lab/config"
+	"github.com/karmada-failover/lab/lab/internal/proc"
+)
+
+// The lab's S3 store: SeaweedFS (Apache-2.0) in `weed mini` mode, one process
+// serving S3 on 127.0.0.1. Checkpoints live here, outside every member
+// cluster, as they would in replicated object storage.
+
+// CheckpointBucket is the bucket the lab creates for Flink checkpoints.
+const CheckpointBucket = "flink-checkpoints"
+
+// S3Credentials are the lab's S3 endpoint and keys, written to
+// _output/lab/s3/credentials.json for the Flink runners, the restore webhook and
+// the tests.
+type S3Credentials struct {
+	Endpoint  string `json:"endpoint"`
+	Region    string `json:"region"`
+	Bucket    string `json:"bucket"`
+	AccessKey string `json:"accessKey"`
+	SecretKey string `json:"secretKey"`
+}
+
+// S3CredentialsFile is where the lab writes its S3 credentials.
+func (l *Lab) S3CredentialsFile() string { return filepath.Join(l.Cfg.S3Dir(), "credentials.json") }
+
+// ReadS3Credentials returns the running lab's S3 credentials.
+func (l *Lab) ReadS3Credentials() (*S3Credentials, error) {
+	b, err := os.ReadFile(l.S3CredentialsFile())
+	if err != nil {
+		return nil, err
+	}
+	c := &S3Credentials{}
+	return c, json.Unmarshal(b, c)
+}
+
+// startS3 writes fresh credentials (a new secret per lab) and starts SeaweedFS
+// with a fresh data dir, the bucket created at start-up.
+func (l *Lab) startS3(ctx context.Context) error {
+	dir := l.Cfg.S3Dir()
+	data := filepath.Join(l.Cfg.DataDir(), "seaweedfs")
+	for _, d := range []string{dir, data} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			return err
+		}
+	}
+	secret := make([]byte, 20)
+	if _, err := rand.Read(secret); err != nil {
+		return err
+	}
+	creds := S3Credentials{
+		Endpoint: "http://" + hostPort(l.Cfg.Ports.S3()), Region: "us-east-1", Bucket: CheckpointBucket,
+		AccessKey: "lab", SecretKey: hex.EncodeToString(secret),
+	}
+	b, _ := json.MarshalIndent(creds, "", "  ")
+	if err := os.WriteFile(l.S3CredentialsFile(), append(b, '\n'), 0o600); err != nil {
+		return err
+	}
+	identities := map[string]interface{}{"identities": []interface{}{map[string]interface{}{
+		"name":        "lab",
+		"credentials": []interface{}{map[string]string{"accessKey": creds.AccessKey, "secretKey": creds.SecretKey}},
+		"actions":     []string{"Admin", "Read", "Write", "List", "Tagging"},
+	}}}
+	b, _ = json.MarshalIndent(identities, "", "  ")
+	s3Config := filepath.Join(dir, "s3-identities.json")
+	if err := os.WriteFile(s3Config, b, 0o600); err != nil {
+		return err
+	}
+	base := l.Cfg.Ports.S3Base
+	port := func(offset int) string { return strconv.Itoa(base + offset) }
+	args := []string{"mini", "-dir=" + data, "-ip=" + config.Host, "-ip.bind=" + config.Host,
+		"-master.port=" + port(3), "-master.port.grpc=" + port(13),
+		"-volume.port=" + port(4), "-volume.port.grpc=" + port(14),
+		"-filer.port=" + port(5), "-filer.port.grpc=" + port(15),
+		"-s3.port=" + port(6), "-s3.port.grpc=" + port(16),
+		"-admin.port=" + port(7), "-admin.port.grpc=" + port(17), "-admin.port.legacy=0", "-admin.ui=false",
+		"-s3.port.iceberg=0", "-s3.port.lance=0", "-webdav=false",
+		"-master.telemetry=false", "-master.volumeSizeLimitMB=64", "-volume.max=8",
+		"-filer.localSocket=" + filepath.Join(data, "filer.sock"), "-s3.localSocket=" + filepath.Join(data, "s3.sock"),
+		"-s3.config=" + s3Config, "-bucket=" + CheckpointBucket,
+	}
+	if _, err := l.Proc.Start(proc.Spec{Name: "seaweedfs", Path: l.Cfg.Bins.SeaweedFS, Args: args}); err != nil {
+		return err
+	}
+	if err := l.Proc.WaitReady(ctx, "seaweedfs", proc.Probe{URL: creds.Endpoint + "/healthz"}); err != nil {
+		return fmt.Errorf("SeaweedFS S3: %w", err)
+	}
+	return nil
+}
