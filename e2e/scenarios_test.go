@@ -91,3 +91,15 @@ var _ = Describe("Cluster-scoped resource (ClusterResourceBinding)", Label("lab"
 		return ClusterScopedSpecInput{E2EConfig: e2eConfig, Lab: lab, ArtifactFolder: artifacts, Candidates: []string{"member1", "member2"}}
 	})
 })
+
+var _ = Describe("Flink cluster failover: the member stops", Label("lab", "fault", "flink", "slow"), func() {
+	FlinkFailoverSpec(context.TODO(), func() FlinkFailoverSpecInput {
+		return FlinkFailoverSpecInput{E2EConfig: e2eConfig, Lab: lab, ArtifactFolder: artifacts, Fault: FaultStopCluster, Candidates: []string{"member1", "member2"}}
+	})
+})
+
+var _ = Describe("Flink application failover: the job loses its task slots", Label("lab", "fault", "flink", "slow"), func() {
+	FlinkFailoverSpec(context.TODO(), func() FlinkFailoverSpecInput {
+		return FlinkFailoverSpecInput{E2EConfig: e2eConfig, Lab: lab, ArtifactFolder: artifacts, Fault: FaultFlinkStarved, Candidates: []string{"member2", "member3"}}
+	})
+})

@@ -32,6 +32,9 @@ type FaultInjector interface {
 	// StartController starts karmada-controller-manager, with feature gates
 	// overriding the lab's (nil: the lab's own).
 	StartController(ctx context.Context, gates map[string]bool) error
+	// StarveFlink takes the task slots of a member's Flink jobs away (their
+	// TaskManagers are lost: jobs stay CREATED), or gives them back.
+	StarveFlink(ctx context.Context, cluster string, starve bool) error
 }
 
 // Lab is the set of clusters the scenarios run against.

@@ -38,3 +38,8 @@ func (f LocalFaults) StopController(_ context.Context, kill bool) error {
 func (f LocalFaults) StartController(ctx context.Context, gates map[string]bool) error {
 	return f.Lab.StartControllerManager(ctx, gates)
 }
+
+// StarveFlink restarts the member's FlinkDeployment runner without (or with) task slots.
+func (f LocalFaults) StarveFlink(ctx context.Context, cluster string, starve bool) error {
+	return f.Lab.StarveFlink(ctx, cluster, starve)
+}

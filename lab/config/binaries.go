@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -41,6 +42,9 @@ func discoverBinaries(root string, flavour Flavour) Binaries {
 	return Binaries{
 		KwokStages:                 stages,
 		SeaweedFS:                  pick("weed", "SEAWEEDFS_BIN"),
+		FlinkRunner:                pickFile("LAB_BIN_FLINK_RUNNER", filepath.Join(root, "_output", "bin", "flink-runner")),
+		FlinkJar:                   pickFile("LAB_FLINK_JAR", filepath.Join(root, "lab", "flink", "target", "failover-lab-flink-job.jar")),
+		Java:                       lookJava(),
 		Etcd:                       pick("etcd", "ETCD_BIN"),
 		KubeAPIServer:              pick("kube-apiserver", "KUBERNETES_BIN"),
 		KubeControllerManager:      pick("kube-controller-manager", "KUBERNETES_BIN"),
@@ -54,6 +58,31 @@ func discoverBinaries(root string, flavour Flavour) Binaries {
 		KarmadaAggregatedAPIServer: pick("karmada-aggregated-apiserver", ""),
 		Karmadactl:                 pick("karmadactl", ""),
 	}
+}
+
+// pickFile returns $key, else def if it exists, else "".
+func pickFile(key, def string) string {
+	if v := os.Getenv(key); v != "" {
+		return v
+	}
+	if _, err := os.Stat(def); err == nil {
+		return def
+	}
+	return ""
+}
+
+// lookJava finds the JVM: LAB_JAVA, $JAVA_HOME/bin/java, then java on PATH.
+func lookJava() string {
+	if v := os.Getenv("LAB_JAVA"); v != "" {
+		return v
+	}
+	if h := os.Getenv("JAVA_HOME"); h != "" {
+		if _, err := os.Stat(filepath.Join(h, "bin", "java")); err == nil {
+			return filepath.Join(h, "bin", "java")
+		}
+	}
+	p, _ := exec.LookPath("java")
+	return p
 }
 
 // Check reports every binary that is missing, with the command that builds it.

@@ -75,6 +75,12 @@ type Ports struct {
 	ControllerManagerHealth  int
 	SchedulerMetrics         int
 	SchedulerHealth          int
+	// RestoreWebhook is the flink-restore-webhook (restore/), which every member's
+	// kube-apiserver calls.
+	RestoreWebhook int
+	// FlinkBase: member i's Flink processes get REST ports FlinkBase+100*i .. +49,
+	// and its FlinkDeployment runner a health port FlinkBase+100*i+99.
+	FlinkBase int
 	// S3Base: SeaweedFS (weed mini) uses S3Base+3 master, +4 volume, +5 filer,
 	// +6 S3, +7 admin, and the same +10 for their gRPC ports.
 	S3Base int
@@ -94,6 +100,14 @@ func (p Ports) Member(i int) MemberPorts {
 	return MemberPorts{APIServer: b, Etcd: b + 1, EtcdPeer: b + 2, ControllerManager: b + 3, Scheduler: b + 4, KwokController: b + 5}
 }
 
+// FlinkRESTRange is the range of REST ports of member i's Flink processes.
+func (p Ports) FlinkRESTRange(i int) (int, int) {
+	return p.FlinkBase + 100*i, p.FlinkBase + 100*i + 49
+}
+
+// FlinkRunnerHealth is the health port of member i's FlinkDeployment runner.
+func (p Ports) FlinkRunnerHealth(i int) int { return p.FlinkBase + 100*i + 99 }
+
 // S3 is the port of the lab's S3 endpoint (SeaweedFS).
 func (p Ports) S3() int { return p.S3Base + 6 }
 
@@ -106,6 +120,7 @@ func (p Ports) All(members int) map[int]string {
 		p.ControllerManagerMetrics: "karmada-controller-manager (metrics)", p.ControllerManagerHealth: "karmada-controller-manager (health)",
 		p.SchedulerMetrics: "karmada-scheduler (metrics)", p.SchedulerHealth: "karmada-scheduler (health)",
 	}
+	m[p.RestoreWebhook] = "flink-restore-webhook"
 	for i, c := range []string{"master", "volume", "filer", "s3", "admin"} {
 		m[p.S3Base+3+i] = "seaweedfs " + c
 		m[p.S3Base+13+i] = "seaweedfs " + c + " (gRPC)"
@@ -119,6 +134,7 @@ func (p Ports) All(members int) map[int]string {
 		m[mp.ControllerManager] = name + " kube-controller-manager"
 		m[mp.Scheduler] = name + " kube-scheduler"
 		m[mp.KwokController] = name + " kwok-controller"
+		m[p.FlinkRunnerHealth(i)] = name + " flink-runner"
 	}
 	return m
 }
@@ -132,6 +148,10 @@ type Binaries struct {
 	// SeaweedFS is weed, the lab's S3 store (hack/build-seaweedfs.sh); optional:
 	// without it the lab runs without S3.
 	SeaweedFS string
+	// FlinkRunner is the lab's FlinkDeployment runner (go build ./lab/cmd/flink-runner),
+	// FlinkJar the job jar (lab/flink, mvn package), Java the JVM; the lab runs Flink
+	// only when all three exist.
+	FlinkRunner, FlinkJar, Java string
 	// KwokStages is the folder of kwok's default stages (node-initialize,
 	// node-heartbeat-with-lease, pod-ready, pod-complete, pod-delete) copied from
 	// the kwok module by hack/build-lab-binaries.sh; LAB_KWOK_STAGES overrides it.
@@ -172,8 +192,10 @@ func Load(root string) (*Config, error) {
 			AggregatedAPIServer: 24444, Webhook: 24445, WebhookMetrics: 24446, WebhookHealth: 24447,
 			ControllerManagerMetrics: 24480, ControllerManagerHealth: 24481,
 			SchedulerMetrics: 24490, SchedulerHealth: 24491,
-			S3Base:     24330,
-			MemberBase: 25000,
+			S3Base:         24330,
+			FlinkBase:      26000,
+			RestoreWebhook: 24600,
+			MemberBase:     25000,
 		},
 	}
 	var err error

@@ -37,12 +37,15 @@ func TestLoadDefaultsAndPortsAreDistinct(t *testing.T) {
 	}
 	all := c.Ports.All(20)
 	for p, who := range all {
+		if p < 1024 {
+			t.Errorf("%s uses privileged port %d", who, p)
+		}
 		if p >= 32768 {
 			t.Errorf("%s uses port %d inside the ephemeral range", who, p)
 		}
 	}
-	if len(all) != count+13+10 {
-		t.Fatalf("Ports.All(20) has %d ports, want %d distinct (a collision hides one)", len(all), count+13+10)
+	if len(all) != count+13+10+20+1 {
+		t.Fatalf("Ports.All(20) has %d ports, want %d distinct (a collision hides one)", len(all), count+13+10+20+1)
 	}
 }
 

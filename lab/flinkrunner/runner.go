@@ -320,7 +320,7 @@ func (r *Runner) startRun(ctx context.Context, d *Deployment) error {
 		})
 		return err
 	}
-	l, err := BuildLaunch(r.opts.Launch, d, port, "")
+	l, err := BuildLaunch(r.opts.Launch, d, port, d.ReconciledJobID)
 	if err != nil {
 		return fail(err)
 	}

@@ -87,6 +87,11 @@ type Deployment struct {
 	Job                *JobSpec // nil: session cluster, not handled
 	// SpecJSON is the raw spec, recorded as reconciliationStatus.lastReconciledSpec.
 	SpecJSON string
+	// ReconciledJobID is status.jobStatus.jobId when status.reconciliationStatus.lastReconciledSpec
+	// equals SpecJSON: the job this runner (or an earlier run of it) deployed for the same
+	// spec. A restart of the runner, like a JobManager failover under the operator, keeps
+	// that job ID, so the checkpoints stay under <checkpoint dir>/<jobId>/.
+	ReconciledJobID string
 }
 
 // Key is namespace/name.
@@ -127,6 +132,9 @@ func ParseDeployment(u *unstructured.Unstructured) (*Deployment, error) {
 	}
 	if b, err := json.Marshal(spec); err == nil {
 		d.SpecJSON = string(b)
+	}
+	if last, _, _ := unstructured.NestedString(u.Object, "status", "reconciliationStatus", "lastReconciledSpec"); last != "" && last == d.SpecJSON {
+		d.ReconciledJobID, _, _ = unstructured.NestedString(u.Object, "status", "jobStatus", "jobId")
 	}
 	d.FlinkConfiguration = map[string]string{}
 	if fc, ok := spec["flinkConfiguration"]; ok && fc != nil {

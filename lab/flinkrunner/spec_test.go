@@ -273,3 +273,30 @@ func TestLocalJarPath(t *testing.T) {
 		}
 	}
 }
+
+func TestRunnerRestartKeepsTheJobIDOfTheSameSpec(t *testing.T) {
+	u := &unstructured.Unstructured{Object: map[string]interface{}{
+		"apiVersion": "flink.apache.org/v1beta1", "kind": "FlinkDeployment",
+		"metadata": map[string]interface{}{"namespace": "ns", "name": "job"},
+		"spec":     map[string]interface{}{"job": map[string]interface{}{"jarURI": "local:///job.jar", "parallelism": int64(1)}},
+	}}
+	d, err := ParseDeployment(u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.ReconciledJobID != "" {
+		t.Fatalf("a new object has no reconciled job: %q", d.ReconciledJobID)
+	}
+	const id = "0123456789abcdef0123456789abcdef"
+	u.Object["status"] = map[string]interface{}{
+		"jobStatus":            map[string]interface{}{"jobId": id},
+		"reconciliationStatus": map[string]interface{}{"lastReconciledSpec": d.SpecJSON},
+	}
+	if d, _ = ParseDeployment(u); d.ReconciledJobID != id {
+		t.Fatalf("same spec: ReconciledJobID = %q, want %q", d.ReconciledJobID, id)
+	}
+	_ = unstructured.SetNestedField(u.Object, int64(2), "spec", "job", "parallelism")
+	if d, _ = ParseDeployment(u); d.ReconciledJobID != "" {
+		t.Fatalf("changed spec keeps the old job ID %q", d.ReconciledJobID)
+	}
+}

@@ -191,6 +191,12 @@ func (l *Lab) Up(ctx context.Context, out io.Writer, retain bool) error {
 		}
 		return l.waitClustersReady(ctx, st.Members, 120*time.Second)
 	}})
+	if l.FlinkEnabled() {
+		list = append(list, steps.Step{Name: "Installing the FlinkDeployment CRD and a FlinkDeployment runner per member (operator stand-in)",
+			Run: func(ctx context.Context) error { return l.installFlink(ctx, st.Members) }})
+	} else {
+		fmt.Fprintf(out, " - Flink is left out: missing %s\n", l.FlinkDisabledReason())
+	}
 
 	timings, err := steps.Run(ctx, out, list)
 	st.Steps = timings
@@ -277,6 +283,13 @@ func (l *Lab) Down(ctx context.Context, out io.Writer) error {
 		if !e.IsDir() {
 			continue
 		}
+		// The runner first: it stops the member's Flink processes.
+		if pid, ok := l.Proc.Running(runnerName(e.Name())); ok {
+			fmt.Fprintf(out, " • Stopping %s (pid %d) and its Flink processes\n", runnerName(e.Name()), pid)
+		}
+		if err := l.stopRunner(e.Name()); err != nil {
+			errs = append(errs, err)
+		}
 		fmt.Fprintf(out, " • Deleting member %s\n", e.Name())
 		// kwokctl deletes a member's logs with it: keep them with the lab's logs.
 		if err := copyTree(filepath.Join(l.memberDir(e.Name()), "logs"), filepath.Join(l.Cfg.LogDir(), e.Name())); err != nil && !os.IsNotExist(err) {
@@ -344,10 +357,11 @@ func (l *Lab) Status(ctx context.Context) []ComponentStatus {
 		"karmada-controller-manager":   {hostPort(p.ControllerManagerHealth), proc.Probe{URL: "http://" + hostPort(p.ControllerManagerHealth) + "/healthz"}},
 		"karmada-scheduler":            {hostPort(p.SchedulerHealth), proc.Probe{URL: "http://" + hostPort(p.SchedulerHealth) + "/healthz"}},
 		"seaweedfs":                    {hostPort(p.S3()), proc.Probe{URL: "http://" + hostPort(p.S3()) + "/healthz"}},
+		"flink-restore-webhook":        {hostPort(p.RestoreWebhook), proc.Probe{URL: "https://" + hostPort(p.RestoreWebhook) + "/healthz", CAFile: ca}},
 	}
 	var rows []ComponentStatus
 	for _, name := range controlPlane {
-		if name == "seaweedfs" && l.Cfg.Bins.SeaweedFS == "" {
+		if (name == "seaweedfs" && l.Cfg.Bins.SeaweedFS == "") || (name == "flink-restore-webhook" && !l.FlinkEnabled()) {
 			continue
 		}
 		pr := probes[name]
@@ -392,6 +406,21 @@ func (l *Lab) Status(ctx context.Context) []ComponentStatus {
 				row.PID, row.Healthy = pid, true
 			} else {
 				row.Detail = "not running"
+			}
+			rows = append(rows, row)
+		}
+		if _, err := os.Stat(l.Proc.LogFile(runnerName(name))); err == nil {
+			row := ComponentStatus{Component: name + "/flink-runner", Detail: "not running"}
+			if i, err := strconv.Atoi(strings.TrimPrefix(name, "member")); err == nil {
+				row.Address = hostPort(p.FlinkRunnerHealth(i))
+				if pid, ok := l.Proc.Running(runnerName(name)); ok {
+					row.PID, row.Detail = pid, ""
+					if err := (proc.Probe{URL: "http://" + row.Address + "/healthz"}).Check(ctx); err != nil {
+						row.Detail = err.Error()
+					} else {
+						row.Healthy = true
+					}
+				}
 			}
 			rows = append(rows, row)
 		}

@@ -13,7 +13,16 @@ import (
 // kubectl runs the lab's own kubectl (built at the lab's Kubernetes version)
 // against the Karmada API server.
 func (l *Lab) kubectl(ctx context.Context, args ...string) error {
-	full := append([]string{"--kubeconfig=" + l.Cfg.KarmadaKubeconfig()}, args...)
+	return l.kubectlWith(ctx, l.Cfg.KarmadaKubeconfig(), "", args...)
+}
+
+// kubectlWith runs the lab's kubectl with a kubeconfig and, if set, a context.
+func (l *Lab) kubectlWith(ctx context.Context, kubeconfig, context string, args ...string) error {
+	full := []string{"--kubeconfig=" + kubeconfig}
+	if context != "" {
+		full = append(full, "--context="+context)
+	}
+	full = append(full, args...)
 	cmd := exec.CommandContext(ctx, l.Cfg.Bins.Kubectl, full...)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out

@@ -322,6 +322,10 @@ func (l *Lab) StopMember(ctx context.Context, name string) error {
 	if _, err := os.Stat(l.memberDir(name)); err != nil {
 		return fmt.Errorf("no member %q in this lab (%s)", name, l.Cfg.KwokDir())
 	}
+	// Its Flink processes die with it: stop the runner, which stops them.
+	if err := l.stopRunner(name); err != nil {
+		return err
+	}
 	pids := l.memberPIDs(name)
 	if _, err := l.kwokctl(ctx, "stop", "cluster", "--name", name); err != nil {
 		return err
@@ -340,7 +344,13 @@ func (l *Lab) StartMember(ctx context.Context, name string) error {
 	if _, err := l.kwokctl(ctx, "start", "cluster", "--name", name); err != nil {
 		return err
 	}
-	return l.waitMemberAPI(ctx, name, 90*time.Second)
+	if err := l.waitMemberAPI(ctx, name, 90*time.Second); err != nil {
+		return err
+	}
+	if _, err := os.Stat(l.Proc.LogFile(runnerName(name))); err == nil && l.FlinkEnabled() {
+		return l.startRunner(ctx, name, -1)
+	}
+	return nil
 }
 
 // deleteMember removes a member's processes and data.

@@ -26,6 +26,7 @@ const (
 	FrontProxyClient    = "front-proxy-client"
 	AggregatedAPIServer = "karmada-aggregated-apiserver"
 	Webhook             = "karmada-webhook"
+	RestoreWebhook      = "flink-restore-webhook"
 	ServiceAccount      = "sa" // sa.key / sa.pub
 )
 
@@ -66,6 +67,7 @@ func Generate(dir, host string) error {
 		{FrontProxyClient, FrontProxyCA, "front-proxy-client", nil, client, nil},
 		{AggregatedAPIServer, CA, "karmada-aggregated-apiserver", nil, server, []string{"localhost", AggregatedAPIServerServiceName}},
 		{Webhook, CA, "karmada-webhook", nil, server, []string{"localhost", "karmada-webhook.karmada-system.svc"}},
+		{RestoreWebhook, CA, "flink-restore-webhook", nil, server, []string{"localhost"}},
 	}
 	for _, l := range leaves {
 		if exists(dir, l.name) {

@@ -1,0 +1,182 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/utils/ptr"
+
+	policyv1alpha1 "github.com/karmada-io/karmada/pkg/apis/policy/v1alpha1"
+
+	"github.com/karmada-failover/lab/e2e/framework"
+)
+
+// jobIDLabel carries the Flink jobId to the destination (the restore webhook's
+// default --job-id-key).
+const jobIDLabel = "flink.lab.karmada.io/job-id"
+
+// FlinkFailoverSpecInput is the input of FlinkFailoverSpec.
+type FlinkFailoverSpecInput struct {
+	E2EConfig      *framework.Config
+	Lab            *framework.Lab
+	ArtifactFolder string
+	// Fault: FaultStopCluster (cluster failover) or FaultFlinkStarved
+	// (application failover: the job stays CREATED without task slots).
+	Fault      Fault
+	Candidates []string
+}
+
+// FaultFlinkStarved: the member's Flink jobs lose their task slots.
+const FaultFlinkStarved Fault = "flink-starved"
+
+// FlinkFailoverSpec: a checkpointed Flink job (FlinkDeployment) runs on one
+// member with checkpoints on the lab's S3 store; the member (or its job) fails;
+// Karmada moves the FlinkDeployment, carrying the jobId; the restore webhook on
+// the destination sets spec.job.initialSavepointPath to the old job's latest
+// completed checkpoint. A user observes: Flink's REST API on the destination
+// reports the restore from that checkpoint, and no record is lost.
+func FlinkFailoverSpec(ctx context.Context, inputGetter func() FlinkFailoverSpecInput) {
+	var (
+		input FlinkFailoverSpecInput
+		e     *specEnv
+	)
+	const name = "sequence"
+
+	BeforeEach(func(ctx SpecContext) {
+		input = inputGetter()
+		e = newSpecEnv(ctx, "flink", input.E2EConfig, input.Lab, input.ArtifactFolder)
+		e.timeline = framework.NewTimeline(fmt.Sprintf("Flink failover by %s (%s)", input.Fault, e.ns))
+	})
+
+	It("resumes the job on the destination from the old job's latest checkpoint with nothing lost", func(ctx SpecContext) {
+		k := input.Lab.Karmada
+		checkpointDir := "s3://flink-checkpoints/" + e.ns + "/" + name
+		_, err := k.Dynamic().Resource(framework.FlinkDeploymentGVR).Namespace(e.ns).Create(ctx, framework.NewFlinkDeployment(e.ns, name, checkpointDir), metav1.CreateOptions{})
+		Expect(err).NotTo(HaveOccurred())
+		state := &policyv1alpha1.StatePreservation{Rules: []policyv1alpha1.StatePreservationRule{{AliasLabelName: jobIDLabel, JSONPath: "{.jobStatus.jobId}"}}}
+		pp := &policyv1alpha1.PropagationPolicy{
+			ObjectMeta: metav1.ObjectMeta{Namespace: e.ns, Name: name},
+			Spec: policyv1alpha1.PropagationSpec{
+				ResourceSelectors: []policyv1alpha1.ResourceSelector{{APIVersion: "flink.apache.org/v1beta1", Kind: "FlinkDeployment", Name: name}},
+				PropagateDeps:     true,
+				Placement: policyv1alpha1.Placement{
+					ClusterAffinity:   &policyv1alpha1.ClusterAffinity{ClusterNames: input.Candidates},
+					SpreadConstraints: []policyv1alpha1.SpreadConstraint{{SpreadByField: policyv1alpha1.SpreadByFieldCluster, MinGroups: 1, MaxGroups: 1}},
+					ClusterTolerations: []corev1.Toleration{{Key: framework.NotReadyTaintKey, Operator: corev1.TolerationOpExists,
+						Effect: corev1.TaintEffectNoExecute, TolerationSeconds: ptr.To(int64(10))}},
+				},
+				Failover: &policyv1alpha1.FailoverBehavior{
+					// Directly would wait for a stopped cluster to come back before creating the
+					// new job (the old Work cannot be deleted); the old job is dead with its cluster.
+					Cluster: &policyv1alpha1.ClusterFailoverBehavior{PurgeMode: policyv1alpha1.PurgeModeGracefully, StatePreservation: state},
+					Application: &policyv1alpha1.ApplicationFailoverBehavior{
+						DecisionConditions: policyv1alpha1.DecisionConditions{TolerationSeconds: ptr.To(int32(10))},
+						PurgeMode:          policyv1alpha1.PurgeModeDirectly, StatePreservation: state,
+					},
+				},
+			},
+		}
+		_, err = k.Karmada().PolicyV1alpha1().PropagationPolicies(e.ns).Create(ctx, pp, metav1.CreateOptions{})
+		Expect(err).NotTo(HaveOccurred())
+
+		By("waiting for the job to run on one member and complete 3 checkpoints")
+		var source string
+		var old framework.FlinkJobStatus
+		e.eventually(ctx, "wait-flink-running", func(g Gomega, ctx context.Context) {
+			rb, err := framework.GetBinding(ctx, k, e.ns, framework.BindingName(name, "FlinkDeployment"))
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(rb.Spec.Clusters).To(HaveLen(1))
+			source = rb.Spec.Clusters[0].Name
+			fd, err := input.Lab.Member(source).Dynamic().Resource(framework.FlinkDeploymentGVR).Namespace(e.ns).Get(ctx, name, metav1.GetOptions{})
+			g.Expect(err).NotTo(HaveOccurred())
+			old = framework.ReadFlinkStatus(fd)
+			g.Expect(old.State).To(Equal("RUNNING"))
+			g.Expect(old.JobID).NotTo(BeEmpty())
+			cp, err := framework.FlinkREST{URL: old.RESTURL, JobID: old.JobID}.Checkpoints(ctx)
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(cp.Completed).To(BeNumerically(">=", 3))
+		}).Should(Succeed())
+		oldREST := framework.FlinkREST{URL: old.RESTURL, JobID: old.JobID}
+		before, err := oldREST.SequenceMetrics(ctx)
+		Expect(err).NotTo(HaveOccurred())
+		e.timeline.Mark(fmt.Sprintf("job %s RUNNING on %s, 3 checkpoints", old.JobID[:8], source))
+
+		By(fmt.Sprintf("failing %s by %s", source, input.Fault))
+		injected := time.Now()
+		e.timeline.Mark("failure injected on " + source)
+		switch input.Fault {
+		case FaultStopCluster:
+			Expect(input.Lab.Faults.StopCluster(ctx, source)).To(Succeed())
+			e.cleanups = append(e.cleanups, func(ctx context.Context) { _ = input.Lab.Faults.StartCluster(ctx, source) })
+		case FaultFlinkStarved:
+			Expect(input.Lab.Faults.StarveFlink(ctx, source, true)).To(Succeed())
+			e.cleanups = append(e.cleanups, func(ctx context.Context) { _ = input.Lab.Faults.StarveFlink(ctx, source, false) })
+		default:
+			Fail("unsupported fault " + string(input.Fault))
+		}
+
+		By("following the job to the destination")
+		var dest, decision, restoredPath string
+		var now framework.FlinkJobStatus
+		e.eventually(ctx, "wait-flink-failover", func(g Gomega, ctx context.Context) {
+			if ready, err := input.Lab.ClusterReady(ctx, source); err == nil && !ready {
+				e.timeline.Mark(source + " NotReady")
+			}
+			rb, err := framework.GetBinding(ctx, k, e.ns, framework.BindingName(name, "FlinkDeployment"))
+			g.Expect(err).NotTo(HaveOccurred())
+			for _, s := range rb.Status.AggregatedStatus {
+				if s.ClusterName == source && s.Health == "Unhealthy" {
+					e.timeline.Mark("FlinkDeployment Unhealthy on " + source)
+				}
+			}
+			g.Expect(rb.Spec.Clusters).To(HaveLen(1))
+			g.Expect(rb.Spec.Clusters[0].Name).NotTo(Equal(source))
+			dest = rb.Spec.Clusters[0].Name
+			e.timeline.Mark("scheduled to " + dest)
+			fd, err := input.Lab.Member(dest).Dynamic().Resource(framework.FlinkDeploymentGVR).Namespace(e.ns).Get(ctx, name, metav1.GetOptions{})
+			g.Expect(err).NotTo(HaveOccurred())
+			e.timeline.Mark("FlinkDeployment applied on " + dest)
+			decision = fd.GetAnnotations()["restore.lab.karmada.io/decision"]
+			restoredPath, _, _ = unstructured.NestedString(fd.Object, "spec", "job", "initialSavepointPath")
+			now = framework.ReadFlinkStatus(fd)
+			g.Expect(now.State).To(Equal("RUNNING"))
+			e.timeline.Mark("job RUNNING on " + dest)
+		}).Should(Succeed())
+		Expect(decision).To(Equal("restored"), "the restore webhook's decision on %s", dest)
+		Expect(restoredPath).To(HavePrefix(checkpointDir+"/"+old.JobID+"/chk-"), "restored from the old job's checkpoints")
+		e.timeline.Mark("webhook: restore from " + restoredPath[strings.LastIndex(restoredPath, "/")+1:])
+
+		By("checking Flink restored that checkpoint and lost nothing")
+		newREST := framework.FlinkREST{URL: now.RESTURL, JobID: now.JobID}
+		var after framework.SequenceMetrics
+		e.eventually(ctx, "wait-flink-running", func(g Gomega, ctx context.Context) {
+			cp, err := newREST.Checkpoints(ctx)
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(strings.TrimSuffix(cp.RestoredFrom, "/")).To(Equal(strings.TrimSuffix(restoredPath, "/")))
+			after, err = newREST.SequenceMetrics(ctx)
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(after.FirstSequenceAfterRestore).To(BeNumerically(">=", 0), "no record processed yet")
+		}).Should(Succeed())
+		rto := time.Since(injected).Seconds()
+		e.timeline.Mark("first record processed on " + dest)
+		Expect(after.RestoredMaxSequence).To(BeNumerically(">=", 0), "the job restored state")
+		Expect(after.Lost()).To(BeZero(), "records lost between the restored checkpoint and the first record")
+		reprocessed := before.MaxSequence - after.RestoredMaxSequence
+		summary := fmt.Sprintf("restored from %s · lost=%d · reprocessed=%d · rto=%.0fs", restoredPath, after.Lost(), reprocessed, rto)
+		AddReportEntry("flink failover", summary)
+		fmt.Fprintln(GinkgoWriter, summary)
+		e.timeline.Title += " — " + summary
+	})
+
+	AfterEach(func(ctx SpecContext) { e.finish(ctx) }, NodeTimeout(finishTimeout))
+}

@@ -1,0 +1,185 @@
+package local
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/karmada-failover/lab/lab/internal/pki"
+	"github.com/karmada-failover/lab/lab/internal/proc"
+)
+
+// Flink in the hermetic lab: the FlinkDeployment CRD in Karmada and in every
+// member, and per member a FlinkDeployment runner (lab/flinkrunner), the lab's
+// stand-in for flink-kubernetes-operator, which runs each FlinkDeployment of its
+// member as a local Flink process (MiniCluster JVM) with checkpoints on the
+// lab's S3 store. The runner is stopped with its member, and its Flink
+// processes with it: no job survives a dead cluster.
+
+// FlinkEnabled reports whether the lab can run Flink: the runner, the job jar,
+// a JVM and the S3 store are all there.
+func (l *Lab) FlinkEnabled() bool {
+	b := l.Cfg.Bins
+	if _, err := os.Stat(l.restoreWebhookBinary()); err != nil {
+		return false
+	}
+	return b.FlinkRunner != "" && b.FlinkJar != "" && b.Java != "" && b.SeaweedFS != ""
+}
+
+// FlinkDisabledReason says what is missing for Flink, for the up output.
+func (l *Lab) FlinkDisabledReason() string {
+	b := l.Cfg.Bins
+	var missing []string
+	if b.FlinkRunner == "" {
+		missing = append(missing, "the FlinkDeployment runner (make lab-cli)")
+	}
+	if b.FlinkJar == "" {
+		missing = append(missing, "the Flink job jar (make flink-job)")
+	}
+	if b.Java == "" {
+		missing = append(missing, "a JVM (java 17)")
+	}
+	if b.SeaweedFS == "" {
+		missing = append(missing, "SeaweedFS (make lab-binaries)")
+	}
+	if _, err := os.Stat(l.restoreWebhookBinary()); err != nil {
+		missing = append(missing, "the restore webhook (make lab-cli)")
+	}
+	return strings.Join(missing, ", ")
+}
+
+func runnerName(member string) string { return "flink-runner-" + member }
+
+// flinkCRD is the FlinkDeployment CRD the lab installs: LAB_FLINK_CRD (the
+// operator's own), or the lab's stand-in.
+func (l *Lab) flinkCRD() string {
+	if p := os.Getenv("LAB_FLINK_CRD"); p != "" {
+		return p
+	}
+	return filepath.Join(l.Cfg.Root, "lab", "manifests", "flink", "flinkdeployment-crd.yaml")
+}
+
+// RestoreWebhookBinary is the flink-restore-webhook the lab builds (make lab-cli).
+func (l *Lab) restoreWebhookBinary() string {
+	return filepath.Join(l.Cfg.Root, "_output", "bin", "flink-restore-webhook")
+}
+
+// startRestoreWebhook starts the member-side restore webhook (restore/): one
+// process serves every member of the lab (a real deployment runs one per
+// member). It trusts Karmada's Push-mode identities (the karmada-cluster
+// service accounts karmadactl join creates) and reads the lab's S3 store.
+func (l *Lab) startRestoreWebhook(ctx context.Context) error {
+	creds, err := l.ReadS3Credentials()
+	if err != nil {
+		return fmt.Errorf("S3 credentials: %w", err)
+	}
+	crt, key := l.pki(pki.RestoreWebhook)
+	addr := hostPort(l.Cfg.Ports.RestoreWebhook)
+	if _, err := l.Proc.Start(proc.Spec{Name: "flink-restore-webhook", Path: l.restoreWebhookBinary(), Args: []string{
+		"--listen=" + addr, "--tls-cert-file=" + crt, "--tls-key-file=" + key,
+		"--s3-endpoint=" + creds.Endpoint, "--s3-region=" + creds.Region,
+	}, Env: []string{"AWS_ACCESS_KEY_ID=" + creds.AccessKey, "AWS_SECRET_ACCESS_KEY=" + creds.SecretKey}}); err != nil {
+		return err
+	}
+	return l.Proc.WaitReady(ctx, "flink-restore-webhook", proc.Probe{URL: "https://" + addr + "/healthz", CAFile: l.caFile()})
+}
+
+// installFlink installs the CRD in Karmada and every member, starts the restore
+// webhook and registers it in every member, and starts the runners.
+func (l *Lab) installFlink(ctx context.Context, members []string) error {
+	if err := l.startRestoreWebhook(ctx); err != nil {
+		return err
+	}
+	ca, err := l.caBundle()
+	if err != nil {
+		return err
+	}
+	webhookConfig := filepath.Join(l.Cfg.ManifestDir(), "flink-restore-webhook.yaml")
+	if err := render(filepath.Join(l.Cfg.Root, "restore", "deploy", "mutatingwebhookconfiguration-lab.yaml"), webhookConfig,
+		"https://127.0.0.1:24600", "https://"+hostPort(l.Cfg.Ports.RestoreWebhook), "{{caBundle}}", ca); err != nil {
+		return err
+	}
+	crd := l.flinkCRD()
+	if err := l.kubectl(ctx, "apply", "--server-side", "-f", crd); err != nil {
+		return err
+	}
+	for _, m := range members {
+		if err := l.kubectlMember(ctx, m, "apply", "--server-side", "-f", crd); err != nil {
+			return err
+		}
+		if err := l.kubectlMember(ctx, m, "wait", "--for=condition=Established", "--timeout=60s", "crd/flinkdeployments.flink.apache.org"); err != nil {
+			return err
+		}
+		if err := l.kubectlMember(ctx, m, "apply", "--server-side", "-f", webhookConfig); err != nil {
+			return err
+		}
+		if err := l.startRunner(ctx, m, -1); err != nil {
+			return err
+		}
+	}
+	return l.kubectl(ctx, "wait", "--for=condition=Established", "--timeout=60s", "crd/flinkdeployments.flink.apache.org")
+}
+
+// startRunner starts member's FlinkDeployment runner; taskSlots 0 starves its
+// jobs (no TaskManager: they stay CREATED), -1 leaves Flink's default.
+func (l *Lab) startRunner(ctx context.Context, member string, taskSlots int) error {
+	i, err := strconv.Atoi(strings.TrimPrefix(member, "member"))
+	if err != nil {
+		return fmt.Errorf("member %q: %w", member, err)
+	}
+	creds, err := l.ReadS3Credentials()
+	if err != nil {
+		return fmt.Errorf("S3 credentials: %w", err)
+	}
+	lo, hi := l.Cfg.Ports.FlinkRESTRange(i)
+	logDir := filepath.Join(l.Cfg.LogDir(), "flink", member)
+	if err := os.MkdirAll(logDir, 0o755); err != nil {
+		return err
+	}
+	health := hostPort(l.Cfg.Ports.FlinkRunnerHealth(i))
+	args := []string{
+		"--kubeconfig=" + l.Cfg.MembersKubeconfig(), "--context=" + member,
+		"--default-jar=" + l.Cfg.Bins.FlinkJar, "--java=" + l.Cfg.Bins.Java,
+		fmt.Sprintf("--rest-port-range=%d-%d", lo, hi), "--log-dir=" + logDir, "--health-addr=" + health,
+		"--task-slots=" + strconv.Itoa(taskSlots), "--java-opts=-Xmx384m",
+		"--flink-conf=s3.endpoint=" + creds.Endpoint, "--flink-conf=s3.path.style.access=true",
+		"--flink-conf=s3.access-key=" + creds.AccessKey, "--flink-conf=s3.secret-key=" + creds.SecretKey,
+		"--flink-conf=s3.region=" + creds.Region,
+	}
+	if _, err := l.Proc.Start(proc.Spec{Name: runnerName(member), Path: l.Cfg.Bins.FlinkRunner, Args: args}); err != nil {
+		return err
+	}
+	return l.Proc.WaitReady(ctx, runnerName(member), proc.Probe{URL: "http://" + health + "/healthz"})
+}
+
+// stopRunner stops member's runner, which stops its Flink processes first.
+func (l *Lab) stopRunner(member string) error {
+	return l.Proc.Stop(runnerName(member), 30*time.Second)
+}
+
+// StarveFlink restarts member's runner with no task slots (starve) or with
+// Flink's default: the member's jobs restart and, starved, stay CREATED, which
+// Karmada's FlinkDeployment health interpretation reports as unhealthy
+// (application failover). The runner keeps each job's ID across the restart.
+func (l *Lab) StarveFlink(ctx context.Context, member string, starve bool) error {
+	if !l.FlinkEnabled() {
+		return fmt.Errorf("flink is not part of this lab: missing %s", l.FlinkDisabledReason())
+	}
+	if err := l.stopRunner(member); err != nil {
+		return err
+	}
+	slots := -1
+	if starve {
+		slots = 0
+	}
+	return l.startRunner(ctx, member, slots)
+}
+
+// kubectlMember runs kubectl against a member.
+func (l *Lab) kubectlMember(ctx context.Context, member string, args ...string) error {
+	return l.kubectlWith(ctx, l.Cfg.MembersKubeconfig(), member, args...)
+}
