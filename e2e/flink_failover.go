@@ -106,6 +106,20 @@ func FlinkFailoverSpec(ctx context.Context, inputGetter func() FlinkFailoverSpec
 			g.Expect(err).NotTo(HaveOccurred())
 			g.Expect(cp.Completed).To(BeNumerically(">=", 3))
 		}).Should(Succeed())
+		By("waiting for Karmada to collect the job's status from " + source + " (the jobId it will preserve)")
+		e.eventually(ctx, "wait-flink-running", func(g Gomega, ctx context.Context) {
+			rb, err := framework.GetBinding(ctx, k, e.ns, framework.BindingName(name, "FlinkDeployment"))
+			g.Expect(err).NotTo(HaveOccurred())
+			var found bool
+			for _, s := range rb.Status.AggregatedStatus {
+				if s.ClusterName == source && s.Status != nil {
+					found = true
+					g.Expect(string(s.Status.Raw)).To(ContainSubstring(old.JobID))
+					g.Expect(s.Health).To(BeEquivalentTo("Healthy"))
+				}
+			}
+			g.Expect(found).To(BeTrue(), "no status of %s in the binding's aggregatedStatus", source)
+		}).Should(Succeed())
 		oldREST := framework.FlinkREST{URL: old.RESTURL, JobID: old.JobID}
 		before, err := oldREST.SequenceMetrics(ctx)
 		Expect(err).NotTo(HaveOccurred())
@@ -147,7 +161,9 @@ func FlinkFailoverSpec(ctx context.Context, inputGetter func() FlinkFailoverSpec
 			g.Expect(err).NotTo(HaveOccurred())
 			e.timeline.Mark("FlinkDeployment applied on " + dest)
 			decision = fd.GetAnnotations()["restore.lab.karmada.io/decision"]
-			restoredPath, _, _ = unstructured.NestedString(fd.Object, "spec", "job", "initialSavepointPath")
+			// The webhook's record of what it set: Karmada may re-apply the template
+			// later (spec.job.initialSavepointPath is read only on the first deployment).
+			restoredPath = fd.GetAnnotations()["restore.lab.karmada.io/checkpoint"]
 			now = framework.ReadFlinkStatus(fd)
 			g.Expect(now.State).To(Equal("RUNNING"))
 			e.timeline.Mark("job RUNNING on " + dest)
@@ -176,6 +192,53 @@ func FlinkFailoverSpec(ctx context.Context, inputGetter func() FlinkFailoverSpec
 		AddReportEntry("flink failover", summary)
 		fmt.Fprintln(GinkgoWriter, summary)
 		e.timeline.Title += " — " + summary
+	})
+
+	AfterEach(func(ctx SpecContext) { e.finish(ctx) }, NodeTimeout(finishTimeout))
+}
+
+// ForgedMarkerSpecInput is the input of ForgedMarkerSpec.
+type ForgedMarkerSpecInput struct {
+	E2EConfig      *framework.Config
+	Lab            *framework.Lab
+	ArtifactFolder string
+	Cluster        string
+}
+
+// ForgedMarkerSpec: a user (not Karmada) creates a FlinkDeployment directly in
+// a member with Karmada's failover marker and another job's ID, to make the
+// restore webhook hand it that job's state. A user observes: the object is
+// admitted unchanged except for the webhook's decision annotation
+// ignored-untrusted-marker; no initialSavepointPath is set.
+func ForgedMarkerSpec(ctx context.Context, inputGetter func() ForgedMarkerSpecInput) {
+	var (
+		input ForgedMarkerSpecInput
+		e     *specEnv
+	)
+	const name = "forged"
+
+	BeforeEach(func(ctx SpecContext) {
+		input = inputGetter()
+		e = newSpecEnv(ctx, "forged-marker", input.E2EConfig, input.Lab, input.ArtifactFolder)
+	})
+
+	It("does not restore another job's state for a marker forged by a user", func(ctx SpecContext) {
+		m := input.Lab.Member(input.Cluster)
+		// Karmada created the namespace in the member; wait for it.
+		e.eventually(ctx, "wait-available", func(ctx context.Context) error {
+			_, err := m.Kube().CoreV1().Namespaces().Get(ctx, e.ns, metav1.GetOptions{})
+			return err
+		}).Should(Succeed())
+		fd := framework.NewFlinkDeployment(e.ns, name, "s3://flink-checkpoints/"+e.ns+"/"+name)
+		fd.SetLabels(map[string]string{framework.FailoverReasonLabel: "ClusterFailure", jobIDLabel: "0123456789abcdef0123456789abcdef"})
+		created, err := m.Dynamic().Resource(framework.FlinkDeploymentGVR).Namespace(e.ns).Create(ctx, fd, metav1.CreateOptions{})
+		Expect(err).NotTo(HaveOccurred())
+		e.cleanups = append(e.cleanups, func(ctx context.Context) {
+			_ = m.Dynamic().Resource(framework.FlinkDeploymentGVR).Namespace(e.ns).Delete(ctx, name, metav1.DeleteOptions{})
+		})
+		Expect(created.GetAnnotations()).To(HaveKeyWithValue("restore.lab.karmada.io/decision", "ignored-untrusted-marker"))
+		path, _, _ := unstructured.NestedString(created.Object, "spec", "job", "initialSavepointPath")
+		Expect(path).To(BeEmpty())
 	})
 
 	AfterEach(func(ctx SpecContext) { e.finish(ctx) }, NodeTimeout(finishTimeout))

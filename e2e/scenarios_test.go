@@ -103,3 +103,9 @@ var _ = Describe("Flink application failover: the job loses its task slots", Lab
 		return FlinkFailoverSpecInput{E2EConfig: e2eConfig, Lab: lab, ArtifactFolder: artifacts, Fault: FaultFlinkStarved, Candidates: []string{"member2", "member3"}}
 	})
 })
+
+var _ = Describe("Bad input: a user forges the failover marker on a FlinkDeployment", Label("lab", "flink"), func() {
+	ForgedMarkerSpec(context.TODO(), func() ForgedMarkerSpecInput {
+		return ForgedMarkerSpecInput{E2EConfig: e2eConfig, Lab: lab, ArtifactFolder: artifacts, Cluster: "member1"}
+	})
+})

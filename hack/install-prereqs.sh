@@ -19,5 +19,10 @@ if [[ ${#need_apt[@]} -gt 0 ]]; then
   fi
 fi
 command -v go >/dev/null || die "Go is required (>= the version in go.mod); install it from your distribution or go.dev/dl"
+# The lab's Flink part (make lab-up, make flink-demo) needs Java 17+ and Maven; without
+# them the lab runs without Flink and says so. Not needed by make test.
+if ! command -v java >/dev/null || ! command -v mvn >/dev/null; then
+  log::step "java/mvn not found: the lab will run without Flink (Debian/Ubuntu: apt-get install openjdk-17-jdk-headless maven)"
+fi
 # GOTOOLCHAIN=auto (Go's default) switches to the toolchain go.mod needs if the installed one is older.
 log::ok "prerequisites: $(go version | awk '{print $3}'), git $(git --version | awk '{print $3}'), $(make --version | head -1)"
