@@ -66,6 +66,13 @@ lab-taint: lab-cli ## Fault: taint Karmada cluster CLUSTER with TAINT=key[=value
 lab-fail-pods: lab-cli ## Fault: make pods SELECTOR in NAMESPACE of CLUSTER unready (HEAL=1 makes them ready again).
 	@$(LAB) fail-pods --cluster $(CLUSTER) --namespace $(or $(NAMESPACE),default) --selector $(SELECTOR) $(if $(HEAL),--heal)
 
+##@ Benchmarks
+
+.PHONY: bench
+bench: build build-upstream lab-binaries lab-cli ## Failover cost, upstream vs patched on one lab, alternating (BENCH_N=2000, BENCH_ROUNDS=2; BENCH_QUICK=1: 200). Result: _output/bench/result.json; last line JSON with drain_ratio.
+	@$(LAB) status >/dev/null 2>&1 || $(LAB) up
+	go run ./bench -n $(if $(BENCH_QUICK),200,$(or $(BENCH_N),2000)) -rounds $(or $(BENCH_ROUNDS),2) -out $(OUTPUT)/bench/result.json
+
 ##@ End-to-end (E2E_LABELS, E2E_FOCUS; the suite brings the lab up when it is not up, and down again)
 
 ifndef E2E_ARTIFACTS

@@ -20,6 +20,12 @@ const BinariesEnvFile = "_output/bin/lab-binaries.env"
 // then the folders recorded by the build, then the build's default folders.
 // Missing binaries are reported by Check, not here.
 func discoverBinaries(root string, flavour Flavour) Binaries {
+	return DiscoverBinaries(root, flavour)
+}
+
+// DiscoverBinaries finds the binaries of a lab running the given Karmada build
+// (see discoverBinaries); the benchmarks switch builds with it.
+func DiscoverBinaries(root string, flavour Flavour) Binaries {
 	dirs := readEnvFile(filepath.Join(root, BinariesEnvFile))
 	karmadaDir := filepath.Join(root, "_output", "bin", string(flavour))
 	pick := func(name, dirKey string) string {

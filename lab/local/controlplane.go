@@ -244,6 +244,35 @@ func (l *Lab) startScheduler(ctx context.Context) error {
 	return l.Proc.WaitReady(ctx, "karmada-scheduler", proc.Probe{URL: "http://" + hostPort(p.SchedulerHealth) + "/healthz"})
 }
 
+// SwitchKarmada restarts karmada-webhook, karmada-controller-manager and
+// karmada-scheduler from the other Karmada build (patched or upstream, same
+// v1.18.2 source), for side-by-side benchmarks on one lab. The CRDs stay the
+// patched tree's, a superset of upstream's.
+func (l *Lab) SwitchKarmada(ctx context.Context, flavour config.Flavour) error {
+	bins := config.DiscoverBinaries(l.Cfg.Root, flavour)
+	for _, b := range []string{bins.KarmadaControllerManager, bins.KarmadaScheduler, bins.KarmadaWebhook} {
+		if _, err := os.Stat(b); err != nil {
+			return fmt.Errorf("karmada %s build: %w (make build-upstream / make build)", flavour, err)
+		}
+	}
+	for _, n := range []string{"karmada-scheduler", "karmada-controller-manager", "karmada-webhook"} {
+		if err := l.Proc.Stop(n, 10*time.Second); err != nil {
+			return err
+		}
+	}
+	l.Cfg.Karmada = flavour
+	l.Cfg.Bins.KarmadaControllerManager = bins.KarmadaControllerManager
+	l.Cfg.Bins.KarmadaScheduler = bins.KarmadaScheduler
+	l.Cfg.Bins.KarmadaWebhook = bins.KarmadaWebhook
+	if err := l.startWebhook(ctx); err != nil {
+		return err
+	}
+	if err := l.startControllerManager(ctx); err != nil {
+		return err
+	}
+	return l.startScheduler(ctx)
+}
+
 // StopControllerManager stops karmada-controller-manager: gracefully, or with
 // kill at once by SIGKILL, as a crash would.
 func (l *Lab) StopControllerManager(kill bool) error {

@@ -1,0 +1,473 @@
+// Command bench measures what recording failover history and marking
+// destinations costs: on one hermetic lab it runs the same cluster failover
+// against the upstream Karmada build and the patched one (same v1.18.2
+// source), alternating A B A B so that machine noise falls on both, and reports
+// medians and patched/upstream ratios.
+//
+// Scenario per run: N Deployments (one replica each) spread one per cluster
+// over the members with cluster failover enabled; then member1 is tainted
+// NoExecute (untolerated: eviction starts at once, so the drain time is
+// Karmada's own processing, not the detection and toleration periods, which
+// are the floor of a real failover) and the run measures
+//   - drain time: taint → every binding that was on member1 is scheduled
+//     elsewhere and its Work is applied there (binding FullyApplied);
+//   - API requests per failed-over binding, by verb and resource, from
+//     karmada-apiserver's apiserver_request_total;
+//   - CPU seconds of karmada-controller-manager and karmada-scheduler during the
+//     drain, and the controller's peak RSS (VmHWM; it is restarted per run);
+//   - ResourceBinding size (JSON bytes) after the failover.
+//
+// Usage: go run ./bench [-n 2000] [-rounds 2] [-out _output/bench/result.json]
+//
+//	go run ./bench plot docs/bench-drain.svg _output/bench/result-*.json
+//
+// (make bench; BENCH_QUICK=1 runs -n 200). The lab must be up (make lab-up)
+// and both builds present (make build build-upstream).
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/klog/v2"
+	"k8s.io/utils/ptr"
+
+	policyv1alpha1 "github.com/karmada-io/karmada/pkg/apis/policy/v1alpha1"
+
+	workv1alpha2 "github.com/karmada-failover/lab/apis/work/v1alpha2"
+
+	"github.com/karmada-failover/lab/e2e/framework"
+	"github.com/karmada-failover/lab/lab/config"
+	"github.com/karmada-failover/lab/lab/local"
+)
+
+// benchTaint is the untolerated NoExecute taint that starts the failover.
+const benchTaint = "bench.lab.karmada.io/fault"
+
+// Run is one measured failover.
+type Run struct {
+	Flavour        config.Flavour     `json:"flavour"`
+	Round          int                `json:"round"`
+	Bindings       int                `json:"bindings"`
+	FailedOver     int                `json:"failedOver"`
+	DrainSeconds   float64            `json:"drainSeconds"`
+	WritesPerRB    float64            `json:"apiWritesPerFailedOverBinding"`
+	RequestsPerRB  map[string]float64 `json:"apiRequestsPerFailedOverBinding"`
+	ControllerCPU  float64            `json:"controllerManagerCPUSeconds"`
+	SchedulerCPU   float64            `json:"schedulerCPUSeconds"`
+	ControllerPeak int64              `json:"controllerManagerPeakRSSKiB"`
+	BindingBytes   float64            `json:"meanFailedOverBindingBytes"`
+}
+
+// Result is the JSON file.
+type Result struct {
+	Command string             `json:"command"`
+	Machine string             `json:"machine"`
+	Started time.Time          `json:"started"`
+	N       int                `json:"n"`
+	Runs    []Run              `json:"runs"`
+	Medians map[string]Summary `json:"medians"`
+	Ratios  map[string]float64 `json:"ratios"`
+}
+
+// Summary is median, min and max of a measure for one flavour.
+type Summary struct {
+	Median, Min, Max float64
+}
+
+func main() {
+	if len(os.Args) == 3 && os.Args[1] == "summarize" {
+		// Recompute medians and ratios of a result file (after a change of measures).
+		b, err := os.ReadFile(os.Args[2])
+		if err == nil {
+			var res Result
+			if err = json.Unmarshal(b, &res); err == nil {
+				summarize(&res)
+				err = writeResult(&res, os.Args[2], res.N, len(res.Runs)/2)
+			}
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "ERROR:", err)
+			os.Exit(1)
+		}
+		return
+	}
+	if len(os.Args) > 2 && os.Args[1] == "plot" {
+		if err := plot(os.Args[2], os.Args[3:]); err != nil {
+			fmt.Fprintln(os.Stderr, "ERROR:", err)
+			os.Exit(1)
+		}
+		return
+	}
+	n := flag.Int("n", 2000, "Deployments (bindings) per run")
+	rounds := flag.Int("rounds", 2, "rounds; each runs upstream then patched (A B A B ...)")
+	out := flag.String("out", "_output/bench/result.json", "result file")
+	flag.Parse()
+	klog.LogToStderr(false)
+	if err := run(*n, *rounds, *out); err != nil {
+		fmt.Fprintln(os.Stderr, "ERROR:", err)
+		os.Exit(1)
+	}
+}
+
+func run(n, rounds int, out string) error {
+	ctx := context.Background()
+	root, _ := os.Getwd()
+	cfg, err := config.Load(root)
+	if err != nil {
+		return err
+	}
+	lab := local.New(cfg)
+	if st, err := local.ReadState(cfg); err != nil || !st.Ready {
+		return errors.New("the lab is not up: run make lab-up first")
+	}
+	fl, err := framework.NewLab(cfg.KarmadaKubeconfig(), cfg.MembersKubeconfig(), nil)
+	if err != nil {
+		return err
+	}
+	res := &Result{Command: strings.Join(os.Args, " "), Machine: machine(), Started: time.Now().UTC(), N: n}
+	defer func() { _ = lab.SwitchKarmada(ctx, config.FlavourPatched) }()
+	for r := 1; r <= rounds; r++ {
+		for _, f := range []config.Flavour{config.FlavourUpstream, config.FlavourPatched} {
+			fmt.Fprintf(os.Stderr, "round %d/%d: %s, %d bindings\n", r, rounds, f, n)
+			if err := lab.SwitchKarmada(ctx, f); err != nil {
+				return err
+			}
+			one, err := measure(ctx, lab, fl, f, r, n)
+			if err != nil {
+				return fmt.Errorf("round %d %s: %w", r, f, err)
+			}
+			fmt.Fprintf(os.Stderr, "  drain %.1fs, %d failed over, %.2f writes/binding, controller %.1f CPU-s\n",
+				one.DrainSeconds, one.FailedOver, one.WritesPerRB, one.ControllerCPU)
+			res.Runs = append(res.Runs, *one)
+		}
+	}
+	summarize(res)
+	return writeResult(res, out, n, rounds)
+}
+
+// writeResult writes the result file and prints the final JSON line. The
+// number of bindings that land on member1 varies with the scheduler's choice,
+// so drain_ratio compares the drain time per failed-over binding.
+func writeResult(res *Result, out string, n, rounds int) error {
+	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
+		return err
+	}
+	b, _ := json.MarshalIndent(res, "", "  ")
+	if err := os.WriteFile(out, append(b, '\n'), 0o644); err != nil {
+		return err
+	}
+	final, _ := json.Marshal(map[string]interface{}{
+		"drain_ratio": res.Ratios["drainSecondsPerFailedOverBinding"], "drain_total_ratio": res.Ratios["drainSeconds"], "writes_ratio": res.Ratios["apiWritesPerFailedOverBinding"],
+		"extra_writes_per_binding": res.Ratios["extraWritesPerBinding"], "history_bytes_at_cap": res.Ratios["historyBytesAtCap"],
+		"n": n, "rounds": rounds, "result": out,
+	})
+	fmt.Println(string(final))
+	return nil
+}
+
+func measure(ctx context.Context, lab *local.Lab, fl *framework.Lab, flavour config.Flavour, round, n int) (*Run, error) {
+	k := fl.Karmada
+	ns := fmt.Sprintf("bench-%d-%s", round, flavour)
+	_ = framework.DeleteNamespace(ctx, k, ns)
+	if err := waitGone(ctx, k, ns); err != nil {
+		return nil, err
+	}
+	if _, err := k.Kube().CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
+		return nil, err
+	}
+	defer func() {
+		_ = fl.TaintCluster(ctx, "member1", benchTaint, "", true)
+		_ = framework.DeleteNamespace(ctx, k, ns)
+		_ = waitGone(ctx, k, ns)
+	}()
+	pp := &policyv1alpha1.PropagationPolicy{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "all"},
+		Spec: policyv1alpha1.PropagationSpec{
+			ResourceSelectors: []policyv1alpha1.ResourceSelector{{APIVersion: "apps/v1", Kind: "Deployment"}},
+			Placement: policyv1alpha1.Placement{
+				ClusterAffinity:   &policyv1alpha1.ClusterAffinity{ClusterNames: fl.MemberNames()},
+				SpreadConstraints: []policyv1alpha1.SpreadConstraint{{SpreadByField: policyv1alpha1.SpreadByFieldCluster, MinGroups: 1, MaxGroups: 1}},
+				ReplicaScheduling: &policyv1alpha1.ReplicaSchedulingStrategy{ReplicaSchedulingType: policyv1alpha1.ReplicaSchedulingTypeDuplicated},
+				ClusterTolerations: []corev1.Toleration{{Key: framework.NotReadyTaintKey, Operator: corev1.TolerationOpExists,
+					Effect: corev1.TaintEffectNoExecute, TolerationSeconds: ptr.To(int64(300))}},
+			},
+			Failover: &policyv1alpha1.FailoverBehavior{Cluster: &policyv1alpha1.ClusterFailoverBehavior{
+				PurgeMode: policyv1alpha1.PurgeModeDirectly,
+				StatePreservation: &policyv1alpha1.StatePreservation{Rules: []policyv1alpha1.StatePreservationRule{
+					{AliasLabelName: "bench.lab.karmada.io/replicas", JSONPath: "{.replicas}"}}},
+			}},
+		},
+	}
+	if _, err := k.Karmada().PolicyV1alpha1().PropagationPolicies(ns).Create(ctx, pp, metav1.CreateOptions{}); err != nil {
+		return nil, err
+	}
+	for i := 0; i < n; i++ {
+		d := framework.NewDeployment(ns, fmt.Sprintf("app-%04d", i), 1)
+		d.Spec.Template.Spec.Containers[0].Resources = corev1.ResourceRequirements{}
+		if _, err := k.Kube().AppsV1().Deployments(ns).Create(ctx, d, metav1.CreateOptions{}); err != nil {
+			return nil, err
+		}
+	}
+	// Every binding scheduled, applied and with its status collected.
+	onMember1 := map[string]bool{}
+	if err := poll(ctx, 20*time.Minute, func() (bool, error) {
+		list, err := k.Failover().WorkV1alpha2().ResourceBindings(ns).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return false, err
+		}
+		ready := 0
+		for _, rb := range list.Items {
+			if len(rb.Spec.Clusters) == 1 && fullyApplied(rb.Status.Conditions) && len(rb.Status.AggregatedStatus) == 1 && rb.Status.AggregatedStatus[0].Status != nil {
+				ready++
+				if rb.Spec.Clusters[0].Name == "member1" {
+					onMember1[rb.Name] = true
+				}
+			}
+		}
+		return ready == n, nil
+	}); err != nil {
+		return nil, fmt.Errorf("waiting for %d bindings applied: %w", n, err)
+	}
+	before, err := apiRequests(ctx, k)
+	if err != nil {
+		return nil, err
+	}
+	cmCPU0, cmPID := cpuSeconds(lab, "karmada-controller-manager")
+	schCPU0, _ := cpuSeconds(lab, "karmada-scheduler")
+
+	start := time.Now()
+	if err := fl.TaintCluster(ctx, "member1", benchTaint, "true", false); err != nil {
+		return nil, err
+	}
+	var bytes float64
+	if err := poll(ctx, 20*time.Minute, func() (bool, error) {
+		list, err := k.Failover().WorkV1alpha2().ResourceBindings(ns).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return false, err
+		}
+		done, size := 0, 0
+		for _, rb := range list.Items {
+			if !onMember1[rb.Name] {
+				continue
+			}
+			if len(rb.Spec.Clusters) == 1 && rb.Spec.Clusters[0].Name != "member1" && fullyApplied(rb.Status.Conditions) && appliedOn(rb.Status.AggregatedStatus, rb.Spec.Clusters[0].Name) {
+				done++
+				b, _ := json.Marshal(rb)
+				size += len(b)
+			}
+		}
+		if done == len(onMember1) && done > 0 {
+			bytes = float64(size) / float64(done)
+			return true, nil
+		}
+		return false, nil
+	}); err != nil {
+		return nil, fmt.Errorf("waiting for the drain: %w", err)
+	}
+	drain := time.Since(start).Seconds()
+	// Let the last status writes of the failover land before reading the counters.
+	time.Sleep(3 * time.Second)
+	after, err := apiRequests(ctx, k)
+	if err != nil {
+		return nil, err
+	}
+	cmCPU1, _ := cpuSeconds(lab, "karmada-controller-manager")
+	schCPU1, _ := cpuSeconds(lab, "karmada-scheduler")
+	failed := float64(len(onMember1))
+	r := &Run{Flavour: flavour, Round: round, Bindings: n, FailedOver: len(onMember1), DrainSeconds: drain,
+		RequestsPerRB: map[string]float64{}, ControllerCPU: cmCPU1 - cmCPU0, SchedulerCPU: schCPU1 - schCPU0,
+		ControllerPeak: peakRSS(cmPID), BindingBytes: bytes}
+	for key, v := range after {
+		d := v - before[key]
+		if d <= 0 {
+			continue
+		}
+		r.RequestsPerRB[key] = d / failed
+		if verb := strings.SplitN(key, " ", 2)[0]; verb == "POST" || verb == "PUT" || verb == "PATCH" || verb == "DELETE" {
+			r.WritesPerRB += d / failed
+		}
+	}
+	return r, nil
+}
+
+func fullyApplied(conds []metav1.Condition) bool {
+	for _, c := range conds {
+		if c.Type == "FullyApplied" {
+			return c.Status == metav1.ConditionTrue
+		}
+	}
+	return false
+}
+
+func appliedOn(items []workv1alpha2.AggregatedStatusItem, cluster string) bool {
+	for _, s := range items {
+		if s.ClusterName == cluster {
+			return s.Applied
+		}
+	}
+	return false
+}
+
+func waitGone(ctx context.Context, k *framework.ClusterProxy, ns string) error {
+	return poll(ctx, 10*time.Minute, func() (bool, error) {
+		_, err := k.Kube().CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{})
+		return apierrors.IsNotFound(err), nil
+	})
+}
+
+func poll(ctx context.Context, timeout time.Duration, cond func() (bool, error)) error {
+	deadline := time.Now().Add(timeout)
+	var last error
+	for time.Now().Before(deadline) {
+		ok, err := cond()
+		if ok {
+			return nil
+		}
+		last = err
+		time.Sleep(250 * time.Millisecond)
+	}
+	if last != nil {
+		return fmt.Errorf("timed out after %s: %w", timeout, last)
+	}
+	return fmt.Errorf("timed out after %s", timeout)
+}
+
+var requestLine = regexp.MustCompile(`^apiserver_request_total\{([^}]*)\} ([0-9.e+]+)$`)
+
+// apiRequests reads karmada-apiserver's request counters, keyed "VERB resource[/subresource]"
+// for the Karmada and core resources a failover touches.
+func apiRequests(ctx context.Context, k *framework.ClusterProxy) (map[string]float64, error) {
+	raw, err := k.Kube().CoreV1().RESTClient().Get().AbsPath("/metrics").DoRaw(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("karmada-apiserver /metrics: %w", err)
+	}
+	out := map[string]float64{}
+	s := bufio.NewScanner(strings.NewReader(string(raw)))
+	s.Buffer(make([]byte, 1<<20), 1<<20)
+	for s.Scan() {
+		m := requestLine.FindStringSubmatch(s.Text())
+		if m == nil {
+			continue
+		}
+		labels := map[string]string{}
+		for _, kv := range strings.Split(m[1], ",") {
+			if a, b, ok := strings.Cut(kv, "="); ok {
+				labels[a] = strings.Trim(b, `"`)
+			}
+		}
+		if labels["verb"] == "WATCH" {
+			continue
+		}
+		res := labels["resource"]
+		if labels["subresource"] != "" {
+			res += "/" + labels["subresource"]
+		}
+		v, _ := strconv.ParseFloat(m[2], 64)
+		out[labels["verb"]+" "+res] += v
+	}
+	return out, s.Err()
+}
+
+// cpuSeconds is the user+system CPU time of a lab process, and its PID.
+func cpuSeconds(lab *local.Lab, name string) (float64, int) {
+	pid, ok := lab.Proc.Running(name)
+	if !ok {
+		return 0, 0
+	}
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, pid
+	}
+	f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+2:]))
+	ut, _ := strconv.ParseFloat(f[11], 64)
+	st, _ := strconv.ParseFloat(f[12], 64)
+	return (ut + st) / 100, pid // USER_HZ is 100 on Linux
+}
+
+// peakRSS is VmHWM of pid in KiB.
+func peakRSS(pid int) int64 {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if strings.HasPrefix(l, "VmHWM:") {
+			v, _ := strconv.ParseInt(strings.Fields(l)[1], 10, 64)
+			return v
+		}
+	}
+	return 0
+}
+
+func summarize(res *Result) {
+	res.Medians, res.Ratios = map[string]Summary{}, map[string]float64{}
+	measures := map[string]func(Run) float64{
+		"drainSeconds": func(r Run) float64 { return r.DrainSeconds },
+		"drainSecondsPerFailedOverBinding": func(r Run) float64 {
+			if r.FailedOver == 0 {
+				return 0
+			}
+			return r.DrainSeconds / float64(r.FailedOver)
+		},
+		"apiWritesPerFailedOverBinding": func(r Run) float64 { return r.WritesPerRB },
+		"controllerManagerCPUSeconds":   func(r Run) float64 { return r.ControllerCPU },
+		"schedulerCPUSeconds":           func(r Run) float64 { return r.SchedulerCPU },
+		"controllerManagerPeakRSSKiB":   func(r Run) float64 { return float64(r.ControllerPeak) },
+		"meanFailedOverBindingBytes":    func(r Run) float64 { return r.BindingBytes },
+	}
+	for name, get := range measures {
+		for _, f := range []config.Flavour{config.FlavourUpstream, config.FlavourPatched} {
+			var vals []float64
+			for _, r := range res.Runs {
+				if r.Flavour == f {
+					vals = append(vals, get(r))
+				}
+			}
+			res.Medians[string(f)+"/"+name] = summary(vals)
+		}
+		up, pa := res.Medians["upstream/"+name].Median, res.Medians["patched/"+name].Median
+		if up > 0 {
+			res.Ratios[name] = pa / up
+		}
+	}
+	res.Ratios["extraWritesPerBinding"] = res.Medians["patched/apiWritesPerFailedOverBinding"].Median - res.Medians["upstream/apiWritesPerFailedOverBinding"].Median
+	// One history item per failed-over binding here; the cap holds --failover-history-limit (5).
+	res.Ratios["historyBytesAtCap"] = 5 * (res.Medians["patched/meanFailedOverBindingBytes"].Median - res.Medians["upstream/meanFailedOverBindingBytes"].Median)
+}
+
+func summary(v []float64) Summary {
+	if len(v) == 0 {
+		return Summary{}
+	}
+	sort.Float64s(v)
+	m := v[len(v)/2]
+	if len(v)%2 == 0 {
+		m = (v[len(v)/2-1] + v[len(v)/2]) / 2
+	}
+	return Summary{Median: m, Min: v[0], Max: v[len(v)-1]}
+}
+
+func machine() string {
+	b, _ := os.ReadFile("/proc/cpuinfo")
+	cores := strings.Count(string(b), "processor\t:")
+	mem := ""
+	if m, err := os.ReadFile("/proc/meminfo"); err == nil {
+		mem = strings.Fields(strings.SplitN(string(m), "\n", 2)[0])[1] + " kB"
+	}
+	return fmt.Sprintf("%d cores, %s memory", cores, mem)
+}
