@@ -13,12 +13,16 @@ GO_TEST_FLAGS ?= -count=1
 
 ##@ Main
 
+# LAB_PROVIDER=kind: the kind lab (machines with Docker) - preflight first, so a
+# machine without a Docker engine fails within seconds; no hermetic lab binaries.
+KIND_LAB := $(filter kind,$(LAB_PROVIDER))
+
 .PHONY: lab-up
-lab-up: build lab-binaries lab-cli flink-job ## Main job: build everything from source, then start the hermetic lab (Karmada + LAB_MEMBERS kwok members on 127.0.0.1). Idempotent.
+lab-up: $(if $(KIND_LAB),kind-preflight kind-tools,) build $(if $(KIND_LAB),,lab-binaries) lab-cli flink-job ## Main job: build everything from source, then start the hermetic lab (Karmada + LAB_MEMBERS kwok members on 127.0.0.1). Idempotent. LAB_PROVIDER=kind: the kind lab (needs Docker).
 	@$(LAB) up
 
 .PHONY: test
-test: verify-series test-go verify-apis lint e2e-smoke ## Run the whole test suite: series checks, upstream unit tests of touched packages, our Go tests, the lab smoke e2e.
+test: verify-series test-go verify-apis lint verify-kind-lab e2e-smoke ## Run the whole test suite: series checks, upstream unit tests of touched packages, our Go tests, the kind lab's static checks, the lab smoke e2e.
 
 ##@ Lab (LAB_MEMBERS=3, LAB_KARMADA=patched|upstream, LAB_RETAIN=1; see README)
 
@@ -66,6 +70,20 @@ lab-taint: lab-cli ## Fault: taint Karmada cluster CLUSTER with TAINT=key[=value
 lab-fail-pods: lab-cli ## Fault: make pods SELECTOR in NAMESPACE of CLUSTER unready (HEAL=1 makes them ready again).
 	@$(LAB) fail-pods --cluster $(CLUSTER) --namespace $(or $(NAMESPACE),default) --selector $(SELECTOR) $(if $(HEAL),--heal)
 
+##@ kind lab (LAB_PROVIDER=kind: machines with Docker; see README)
+
+.PHONY: kind-preflight
+kind-preflight: ## Check for a running Docker engine and the host tools of the kind lab; fails within seconds without them.
+	@lab/kind/preflight.sh
+
+.PHONY: kind-tools
+kind-tools: ## Build kind, helm and kubectl from Go modules into _output/bin/ (hack/build-kind-tools.sh).
+	@hack/build-kind-tools.sh >/dev/null
+
+.PHONY: verify-kind-lab
+verify-kind-lab: ## Static checks of the kind lab (no Docker needed): shellcheck, kind configs through kind's code, karmadactl init config, manifests against their schemas, pinned images, fast failure without Docker.
+	@hack/verify-kind-lab.sh
+
 ##@ Benchmarks
 
 .PHONY: bench
@@ -82,7 +100,7 @@ E2E_FLAGS = -v -tags e2e ./e2e/ -count=1 -timeout 90m -args -ginkgo.v -ginkgo.ju
 	-e2e.artifacts-folder=$(E2E_ARTIFACTS) $(if $(E2E_FOCUS),-ginkgo.focus="$(E2E_FOCUS)")
 
 .PHONY: e2e
-e2e: build lab-binaries ## All e2e scenarios (narrow with E2E_LABELS='fault && !slow' or E2E_FOCUS=regexp); JUnit and artifacts in _output/e2e/<time>/.
+e2e: build $(if $(KIND_LAB),kind-tools,lab-binaries) ## All e2e scenarios (narrow with E2E_LABELS='fault && !slow' or E2E_FOCUS=regexp); JUnit and artifacts in _output/e2e/<time>/.
 	@mkdir -p $(E2E_ARTIFACTS)
 	go test $(E2E_FLAGS) $(if $(E2E_LABELS),-ginkgo.label-filter="$(E2E_LABELS)")
 	@echo "e2e artifacts: $(E2E_ARTIFACTS)"

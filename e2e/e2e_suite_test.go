@@ -19,6 +19,7 @@ import (
 
 	"github.com/karmada-failover/lab/e2e/framework"
 	"github.com/karmada-failover/lab/lab/config"
+	"github.com/karmada-failover/lab/lab/kind"
 	"github.com/karmada-failover/lab/lab/local"
 )
 
@@ -32,6 +33,7 @@ var (
 	e2eConfig *framework.Config
 	lab       *framework.Lab
 	localLab  *local.Lab
+	kindLab   *kind.Lab
 	broughtUp bool
 	artifacts string
 	// historyLimit is the lab's --failover-history-limit (LAB_FAILOVER_HISTORY_LIMIT).
@@ -48,7 +50,17 @@ var _ = SynchronizedBeforeSuite(func(ctx SpecContext) []byte {
 	Expect(err).NotTo(HaveOccurred())
 	cfg, err := config.Load(root)
 	Expect(err).NotTo(HaveOccurred())
-	Expect(cfg.Provider).To(Equal(config.ProviderLocal), "the kind lab's fault injection is not wired into the suite yet")
+	if cfg.Provider == config.ProviderKind {
+		kl, err := kind.New(cfg)
+		Expect(err).NotTo(HaveOccurred())
+		if st, err := kind.ReadState(cfg); err != nil || !st.Ready {
+			By("bringing the kind lab up (it was not up)")
+			Expect(kind.Preflight(ctx, root)).To(Succeed())
+			Expect(kl.Up(ctx, GinkgoWriter)).To(Succeed())
+			broughtUp = true
+		}
+		return nil
+	}
 	l := local.New(cfg)
 	if st, err := local.ReadState(cfg); err != nil || !st.Ready || !l.Running() {
 		By("bringing the hermetic lab up (it was not up)")
@@ -63,9 +75,18 @@ var _ = SynchronizedBeforeSuite(func(ctx SpecContext) []byte {
 	root, _ := filepath.Abs("..")
 	cfg, err := config.Load(root)
 	Expect(err).NotTo(HaveOccurred())
-	localLab = local.New(cfg)
 	historyLimit = cfg.FailoverHistoryLimit
-	lab, err = framework.NewLab(cfg.KarmadaKubeconfig(), cfg.MembersKubeconfig(), framework.LocalFaults{Lab: localLab})
+	var faults framework.FaultInjector
+	if cfg.Provider == config.ProviderKind {
+		kindLab, err = kind.New(cfg)
+		Expect(err).NotTo(HaveOccurred())
+		faults, err = framework.NewKindFaults(kindLab)
+		Expect(err).NotTo(HaveOccurred())
+	} else {
+		localLab = local.New(cfg)
+		faults = framework.LocalFaults{Lab: localLab}
+	}
+	lab, err = framework.NewLab(cfg.KarmadaKubeconfig(), cfg.MembersKubeconfig(), faults)
 	Expect(err).NotTo(HaveOccurred())
 	lab.Provider = string(cfg.Provider)
 	lab.LogDirs = []string{cfg.LogDir(), filepath.Join(cfg.KwokDir(), "clusters")}
@@ -81,11 +102,15 @@ var _ = SynchronizedBeforeSuite(func(ctx SpecContext) []byte {
 		Eventually(func(ctx context.Context) (bool, error) { return lab.ClusterReady(ctx, m) }).WithContext(ctx).
 			WithTimeout(e2eConfig.GetIntervals("suite", "wait-cluster-ready")[0].(time.Duration)).Should(BeTrue(), "cluster %s Ready", m)
 	}
-}, NodeTimeout(10*time.Minute))
+}, NodeTimeout(45*time.Minute)) // a cold kind lab takes its time (images, charts)
 
 var _ = SynchronizedAfterSuite(func() {}, func(ctx SpecContext) {
 	if broughtUp && !*keepLab {
 		By("taking down the lab the suite brought up")
+		if kindLab != nil {
+			Expect(kindLab.Down(ctx, GinkgoWriter)).To(Succeed())
+			return
+		}
 		Expect(localLab.Down(ctx, GinkgoWriter)).To(Succeed())
 	}
 }, NodeTimeout(2*time.Minute))

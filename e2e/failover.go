@@ -67,6 +67,9 @@ func FailoverSpec(ctx context.Context, inputGetter func() FailoverSpecInput) {
 
 	BeforeEach(func(ctx SpecContext) {
 		input = inputGetter()
+		if input.Fault == FaultPodsNotReady {
+			skipUnsupported(input.Lab, framework.FaultFailPods)
+		}
 		e = newSpecEnv(ctx, "failover", input.E2EConfig, input.Lab, input.ArtifactFolder)
 		Expect(len(input.Candidates)).To(BeNumerically(">=", 2), "Invalid argument. failover spec needs two candidate clusters")
 		e.timeline = framework.NewTimeline(fmt.Sprintf("Failover by %s, purge mode %s (%s)", input.Fault, purgeMode(input.PurgeMode), e.ns))

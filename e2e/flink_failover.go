@@ -54,6 +54,7 @@ func FlinkFailoverSpec(ctx context.Context, inputGetter func() FlinkFailoverSpec
 
 	BeforeEach(func(ctx SpecContext) {
 		input = inputGetter()
+		skipUnsupported(input.Lab, framework.FaultFlinkRunner)
 		e = newSpecEnv(ctx, "flink", input.E2EConfig, input.Lab, input.ArtifactFolder)
 		e.timeline = framework.NewTimeline(fmt.Sprintf("Flink failover by %s (%s)", input.Fault, e.ns))
 	})
@@ -219,6 +220,7 @@ func ForgedMarkerSpec(ctx context.Context, inputGetter func() ForgedMarkerSpecIn
 
 	BeforeEach(func(ctx SpecContext) {
 		input = inputGetter()
+		skipUnsupported(input.Lab, framework.FaultFlinkRunner)
 		e = newSpecEnv(ctx, "forged-marker", input.E2EConfig, input.Lab, input.ArtifactFolder)
 	})
 

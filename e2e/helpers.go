@@ -4,6 +4,7 @@ package e2e
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
 	"time"
 
@@ -140,3 +141,10 @@ func (e *specEnv) finish(ctx context.Context) {
 
 // finishTimeout bounds an AfterEach that may wait for a member to come back.
 const finishTimeout = 5 * time.Minute
+
+// skipUnsupported skips the spec when the lab's provider cannot inject fault.
+func skipUnsupported(l *framework.Lab, fault framework.Fault) {
+	if why := l.Faults.Unsupported(fault); why != "" {
+		Skip(fmt.Sprintf("%s lab: %s", l.Provider, why))
+	}
+}

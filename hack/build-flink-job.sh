@@ -3,6 +3,7 @@
 # versions pinned in lab/flink/pom.xml. Skipped when the jar is newer than every
 # source file; FORCE=1 rebuilds. Without java/mvn the lab runs without Flink and
 # says so (hack/install-prereqs.sh installs them on Debian/Ubuntu as root).
+# shellcheck source=hack/lib/init.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib/init.sh"
 
 dir="${ROOT}/lab/flink"

@@ -7,17 +7,15 @@
 # Output: _output/bin/<module>-<version>/<binary>, e.g. _output/bin/kubernetes-v1.35.8/kube-apiserver.
 # A binary that exists is not rebuilt (the folder is keyed by version); FORCE=1 rebuilds.
 # Prints the folders, one per line, as NAME=DIR on stdout.
+# shellcheck source=hack/lib/init.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib/init.sh"
+# shellcheck source=hack/lib/tools.sh
 source "${ROOT}/hack/lib/tools.sh"
 
 TOOLS="${ROOT}/lab/tools"
 k8s_version="$(tools::modversion "${TOOLS}/kubernetes" k8s.io/kubernetes)"
-k8s_minor="$(cut -d. -f2 <<<"${k8s_version}")"
 k8s_out="${OUTPUT}/bin/kubernetes-${k8s_version}"
-k8s_ldflags="-s -w"
-for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
-  k8s_ldflags+=" -X ${pkg}.gitVersion=${k8s_version} -X ${pkg}.gitMajor=1 -X ${pkg}.gitMinor=${k8s_minor} -X ${pkg}.gitTreeState=clean"
-done
+k8s_ldflags="$(tools::k8s_ldflags "${k8s_version}")"
 tools::build "${TOOLS}/kubernetes" "${k8s_out}" "${k8s_ldflags}" \
   k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager \
   k8s.io/kubernetes/cmd/kube-scheduler k8s.io/kubernetes/cmd/kubectl

@@ -7,7 +7,9 @@
 # (a pseudo-version). A binary that exists is not rebuilt; FORCE=1 rebuilds.
 # Adds or refreshes SEAWEEDFS_BIN=<dir> in _output/bin/lab-binaries.env, keeping the
 # other lines, and prints SEAWEEDFS_BIN=<dir> on stdout.
+# shellcheck source=hack/lib/init.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib/init.sh"
+# shellcheck source=hack/lib/tools.sh
 source "${ROOT}/hack/lib/tools.sh"
 
 MODDIR="${ROOT}/lab/tools/seaweedfs"

@@ -9,6 +9,7 @@
 # A build is skipped when the binaries exist and were built for the same version
 # and series (stamp file in the output folder). FORCE=1 rebuilds.
 # BINARIES overrides the list of binaries.
+# shellcheck source=hack/lib/init.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib/init.sh"
 
 flavour="${1:-patched}"
@@ -17,21 +18,11 @@ BINARIES="${BINARIES:-karmada-controller-manager karmada-scheduler karmada-webho
 platform="$(go env GOOS)/$(go env GOARCH)"
 
 case "${flavour}" in
-  patched)
-    "${ROOT}/hack/series-tree.sh" >/dev/null
-    tree="${SERIES_DIR}"
-    key="${VERSION}-failoverhistory.$(series::hash)"
-    ;;
-  upstream)
-    "${ROOT}/hack/src.sh" >/dev/null
-    tree="${UPSTREAM_DIR}"
-    key="${VERSION}"
-    if [[ "$(git -C "${tree}" rev-parse HEAD 2>/dev/null)" != "$(git::src rev-parse "refs/tags/${VERSION}")" ]]; then
-      tree::checkout "${tree}" "refs/tags/${VERSION}"
-    fi
-    ;;
+  patched) key="${VERSION}-failoverhistory.$(series::hash)" ;;
+  upstream) key="${VERSION}" ;;
   *) die "usage: hack/build.sh patched|upstream" ;;
 esac
+tree="$(karmada::tree "${flavour}")"
 
 out="${OUTPUT}/bin/${flavour}"
 stamp="${out}/.build-stamp"

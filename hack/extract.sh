@@ -5,6 +5,7 @@
 # Reproducible: options that change git's output (abbreviation length, prefixes,
 # signature, the From line's hash) are fixed, so extracting an unchanged branch
 # leaves patches/ byte for byte as it was.
+# shellcheck source=hack/lib/init.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib/init.sh"
 
 VERSION="$(karmada::version)"

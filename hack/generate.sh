@@ -7,6 +7,7 @@
 #
 # Usage: hack/generate.sh [TREE]   (default: _output/src/karmada)
 # Logs go to _output/logs/generate-*.log.
+# shellcheck source=hack/lib/init.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib/init.sh"
 
 tree="${1:-${SRC_DIR}}"
@@ -15,7 +16,9 @@ logs="${OUTPUT}/logs"
 mkdir -p "${logs}"
 # The upstream scripts install their generators with `go install` into GOBIN;
 # keep them out of the user's GOPATH/bin and cached across runs.
-export GOMODCACHE="$(go env GOMODCACHE)" GOCACHE="$(go env GOCACHE)"
+GOMODCACHE="$(go env GOMODCACHE)"
+GOCACHE="$(go env GOCACHE)"
+export GOMODCACHE GOCACHE
 export GOBIN="${OUTPUT}/tools/bin"
 export PATH="${GOBIN}:${PATH}"
 mkdir -p "${GOBIN}"

@@ -1,15 +1,19 @@
 #!/usr/bin/env bash
 # Check (and where possible install) what the project needs on a fresh machine:
 # Go (the toolchain go.mod asks for; Go fetches it through the module proxy when the
-# installed one is older), git, make, and a C-free build (CGO is off everywhere).
+# installed one is older), git, make, shellcheck (Debian package), and a C-free build
+# (CGO is off everywhere).
 # Everything else - upstream Karmada, code generators, controller-gen - comes from
 # the Go module proxy through the project's own scripts.
+# shellcheck source=hack/lib/init.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib/init.sh"
 
 need_apt=()
 command -v git >/dev/null || need_apt+=(git)
 command -v make >/dev/null || need_apt+=(make)
 command -v diff >/dev/null || need_apt+=(diffutils)
+# make verify-kind-lab (part of make test) runs shellcheck on every script.
+command -v shellcheck >/dev/null || need_apt+=(shellcheck)
 if [[ ${#need_apt[@]} -gt 0 ]]; then
   if [[ "$(id -u)" == 0 ]] && command -v apt-get >/dev/null; then
     log::step "installing ${need_apt[*]} with apt-get"
@@ -25,4 +29,4 @@ if ! command -v java >/dev/null || ! command -v mvn >/dev/null; then
   log::step "java/mvn not found: the lab will run without Flink (Debian/Ubuntu: apt-get install openjdk-17-jdk-headless maven)"
 fi
 # GOTOOLCHAIN=auto (Go's default) switches to the toolchain go.mod needs if the installed one is older.
-log::ok "prerequisites: $(go version | awk '{print $3}'), git $(git --version | awk '{print $3}'), $(make --version | head -1)"
+log::ok "prerequisites: $(go version | awk '{print $3}'), git $(git --version | awk '{print $3}'), $(make --version | head -1), shellcheck $(shellcheck --version | awk '/^version/ {print $2}')"

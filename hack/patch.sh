@@ -5,6 +5,7 @@
 # Idempotent: when the branch already carries the current series, nothing is
 # done. Local commits on the branch (edits not yet extracted with
 # `make extract`) are never thrown away unless FORCE=1.
+# shellcheck source=hack/lib/init.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib/init.sh"
 
 "${ROOT}/hack/src.sh"

@@ -2,6 +2,7 @@
 # Prepare _output/series/karmada: the pinned upstream tag with patches/ applied by
 # `git am --3way`, exactly as a maintainer would apply the series. Skips the work when
 # the tree already carries the current series and is clean.
+# shellcheck source=hack/lib/init.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib/init.sh"
 
 "${ROOT}/hack/src.sh" >/dev/null

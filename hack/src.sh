@@ -8,6 +8,7 @@
 #
 # KARMADA_SRC=/path/to/clone: use a local clone instead; the pinned version's
 # tag (or KARMADA_REF) is checked out into _output/src/karmada via git clone.
+# shellcheck source=hack/lib/init.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib/init.sh"
 
 VERSION="$(karmada::version)"
@@ -47,10 +48,11 @@ chmod -R u+w "${tmp}"
 find "${tmp}" -name '*.sh' -exec chmod +x {} +
 
 (
-  cd "${tmp}"
+  cd "${tmp}" || exit 1
   git init --quiet --initial-branch=base
   git config core.autocrlf false
   git add --all
+  # shellcheck disable=SC2153 # GIT_COMMITTER_NAME and _EMAIL are exported by lib/init.sh
   export GIT_AUTHOR_NAME="${GIT_COMMITTER_NAME}" GIT_AUTHOR_EMAIL="${GIT_COMMITTER_EMAIL}"
   export GIT_AUTHOR_DATE="${modtime:-2000-01-01T00:00:00Z}" GIT_COMMITTER_DATE="${modtime:-2000-01-01T00:00:00Z}"
   git commit --quiet -m "Karmada ${VERSION} from the Go module zip" \

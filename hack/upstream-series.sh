@@ -7,6 +7,7 @@
 # tree's hack/verify-codegen.sh, verify-crdgen.sh, verify-swagger-docs.sh,
 # verify-import-aliases.sh, verify-gofmt.sh and the unit tests of the touched packages run.
 # UPSTREAM_SERIES_APPLY_ONLY=1 stops after applying.
+# shellcheck source=hack/lib/init.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib/init.sh"
 
 [[ -n "${KARMADA_SRC:-}" ]] || die "set KARMADA_SRC to a clone of upstream Karmada (for example: make upstream-series KARMADA_SRC=\$HOME/src/karmada)"
@@ -31,7 +32,7 @@ for p in $(series::list); do
 done
 [[ "${UPSTREAM_SERIES_APPLY_ONLY:-0}" == 1 ]] && exit 0
 
-cd "${target}"
+cd "${target}" || exit 1
 for s in verify-codegen.sh verify-crdgen.sh verify-swagger-docs.sh verify-import-aliases.sh verify-gofmt.sh; do
   [[ -x "hack/${s}" ]] || { log::step "hack/${s} not in this tree, skipped"; continue; }
   start=${SECONDS}

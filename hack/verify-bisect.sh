@@ -2,6 +2,7 @@
 # Check that every commit of the series builds and passes the unit tests of the packages
 # it touches, on its own (so that the series can be bisected and merged in parts).
 # Works in a scratch clone, _output/bisect/karmada. Slow: not part of `make test`.
+# shellcheck source=hack/lib/init.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib/init.sh"
 
 VERSION="$(karmada::version)"
@@ -12,7 +13,7 @@ if [[ ! -d "${BISECT_DIR}/.git" ]]; then
   git clone --quiet --no-checkout "${SERIES_DIR}" "${BISECT_DIR}"
 fi
 git -C "${BISECT_DIR}" fetch --quiet --tags "${SERIES_DIR}" "+HEAD:refs/heads/series"
-cd "${BISECT_DIR}"
+cd "${BISECT_DIR}" || exit 1
 
 failed=0
 while read -r sha; do

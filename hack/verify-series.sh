@@ -8,6 +8,7 @@
 #   5. gofmt and go vet are clean on the touched packages;
 #   6. upstream's unit tests of every package the series touches pass.
 # VERIFY_SKIP_GENERATE=1 skips step 4 (for a quick local loop; CI never sets it).
+# shellcheck source=hack/lib/init.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib/init.sh"
 
 VERSION="$(karmada::version)"

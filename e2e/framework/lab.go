@@ -35,7 +35,24 @@ type FaultInjector interface {
 	// StarveFlink takes the task slots of a member's Flink jobs away (their
 	// TaskManagers are lost: jobs stay CREATED), or gives them back.
 	StarveFlink(ctx context.Context, cluster string, starve bool) error
+	// Unsupported says why the provider cannot inject fault ("" when it can);
+	// a scenario that needs the fault is skipped with the reason.
+	Unsupported(fault Fault) string
 }
+
+// Fault names a fault a scenario injects.
+type Fault string
+
+// Faults the scenarios inject.
+const (
+	FaultStopCluster    Fault = "stop-cluster"
+	FaultFailPods       Fault = "fail-pods"
+	FaultStopController Fault = "stop-controller"
+	FaultStarveFlink    Fault = "starve-flink"
+	// FaultFlinkRunner is not a fault but the lab's FlinkDeployment runner,
+	// whose REST address the Flink scenarios read from the status.
+	FaultFlinkRunner Fault = "flink-runner"
+)
 
 // Lab is the set of clusters the scenarios run against.
 type Lab struct {

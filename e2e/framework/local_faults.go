@@ -43,3 +43,6 @@ func (f LocalFaults) StartController(ctx context.Context, gates map[string]bool)
 func (f LocalFaults) StarveFlink(ctx context.Context, cluster string, starve bool) error {
 	return f.Lab.StarveFlink(ctx, cluster, starve)
 }
+
+// Unsupported is "" for every fault: the hermetic lab injects them all.
+func (f LocalFaults) Unsupported(Fault) string { return "" }

@@ -71,3 +71,24 @@ tree::checkout() {
   git -C "${dir}" checkout --quiet --force --detach "${ref}"
   git -C "${dir}" clean --quiet -fdx -e '/_output/'
 }
+
+# karmada::tree FLAVOUR: prepare the Karmada tree of a build and print its path:
+# patched - the series tree (upstream + patches/), upstream - the pristine tag.
+karmada::tree() {
+  case "$1" in
+    patched)
+      "${ROOT}/hack/series-tree.sh" >/dev/null
+      echo "${SERIES_DIR}"
+      ;;
+    upstream)
+      "${ROOT}/hack/src.sh" >/dev/null
+      local version
+      version="$(karmada::version)"
+      if [[ "$(git -C "${UPSTREAM_DIR}" rev-parse HEAD 2>/dev/null)" != "$(git::src rev-parse "refs/tags/${version}")" ]]; then
+        tree::checkout "${UPSTREAM_DIR}" "refs/tags/${version}" >&2
+      fi
+      echo "${UPSTREAM_DIR}"
+      ;;
+    *) die "unknown Karmada build ${1:-}; want patched or upstream" ;;
+  esac
+}

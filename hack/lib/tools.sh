@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Helpers for building the lab's binaries from tools modules (lab/tools/*).
 # Sourced after hack/lib/init.sh.
 
@@ -25,6 +26,17 @@ tools::build() {
     mv "${out}/${name}.tmp" "${out}/${name}"
     log::ok "${name} ($((SECONDS - start))s)"
   done
+}
+
+# tools::k8s_ldflags VERSION: linker flags that stamp a Kubernetes binary with VERSION
+# (what `kubectl version` and the servers' /version report).
+tools::k8s_ldflags() {
+  local version="$1" minor flags="-s -w" pkg
+  minor="$(cut -d. -f2 <<<"${version}")"
+  for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
+    flags+=" -X ${pkg}.gitVersion=${version} -X ${pkg}.gitMajor=1 -X ${pkg}.gitMinor=${minor} -X ${pkg}.gitTreeState=clean"
+  done
+  echo "${flags}"
 }
 
 # tools::modversion MODULE_DIR MODULE: the version MODULE_DIR's go.mod pins.

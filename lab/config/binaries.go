@@ -63,6 +63,8 @@ func DiscoverBinaries(root string, flavour Flavour) Binaries {
 		KarmadaWebhook:             pick("karmada-webhook", ""),
 		KarmadaAggregatedAPIServer: pick("karmada-aggregated-apiserver", ""),
 		Karmadactl:                 pick("karmadactl", ""),
+		Kind:                       pick("kind", "KIND_BIN"),
+		Helm:                       pick("helm", "HELM_BIN"),
 	}
 }
 

@@ -156,6 +156,8 @@ type Binaries struct {
 	// node-heartbeat-with-lease, pod-ready, pod-complete, pod-delete) copied from
 	// the kwok module by hack/build-lab-binaries.sh; LAB_KWOK_STAGES overrides it.
 	KwokStages string
+	// Kind and Helm drive the kind lab (hack/build-kind-tools.sh).
+	Kind, Helm string
 }
 
 // MemberName is the cluster name of member i (1-based), as in upstream's local-up.
@@ -176,13 +178,12 @@ func (c *Config) S3Dir() string             { return filepath.Join(c.Dir, "s3") 
 // Load reads the configuration from the environment:
 //
 //	LAB_PROVIDER (local|kind), LAB_KARMADA (patched|upstream), LAB_MEMBERS (default 3),
-//	LAB_DIR (default _output/lab), LAB_NODES_PER_MEMBER (default 4),
+//	LAB_DIR (default _output/lab; _output/lab-kind for LAB_PROVIDER=kind), LAB_NODES_PER_MEMBER (default 4),
 //	LAB_FAILOVER_HISTORY_LIMIT (default 5), LAB_TOLERATION_SECONDS (default 10),
 //	LAB_BIN_<NAME> to use a binary from elsewhere (see Binaries).
 func Load(root string) (*Config, error) {
 	c := &Config{
 		Root:                    root,
-		Dir:                     env("LAB_DIR", filepath.Join(root, "_output", "lab")),
 		Provider:                Provider(env("LAB_PROVIDER", string(ProviderLocal))),
 		Karmada:                 Flavour(env("LAB_KARMADA", string(FlavourPatched))),
 		ClusterFailureThreshold: env("LAB_CLUSTER_FAILURE_THRESHOLD", "10s"),
@@ -198,6 +199,12 @@ func Load(root string) (*Config, error) {
 			MemberBase:     25000,
 		},
 	}
+	// Each provider has its own folder, so both labs can exist side by side.
+	dir := filepath.Join(root, "_output", "lab")
+	if c.Provider == ProviderKind {
+		dir = filepath.Join(root, "_output", "lab-kind")
+	}
+	c.Dir = env("LAB_DIR", dir)
 	var err error
 	if c.Members, err = envInt("LAB_MEMBERS", 3, 1, 20); err != nil {
 		return nil, err

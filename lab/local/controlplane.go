@@ -12,9 +12,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"sort"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/karmada-failover/lab/lab/config"
@@ -22,29 +20,10 @@ import (
 	"github.com/karmada-failover/lab/lab/internal/proc"
 )
 
-// Feature gates of the lab's Karmada. FailoverHistory exists only in the patched
-// build; the upstream build gets the others, so both run the same failover path.
-// overrides change or add gates (e.g. FailoverHistory=false for a scenario).
+// featureGates is the --feature-gates value of the lab's Karmada components
+// (config.FeatureGates), with overrides for a scenario.
 func featureGates(flavour config.Flavour, overrides map[string]bool) string {
-	names := []string{"Failover", "GracefulEviction", "StatefulFailoverInjection"}
-	values := map[string]bool{"Failover": true, "GracefulEviction": true, "StatefulFailoverInjection": true}
-	if flavour == config.FlavourPatched {
-		names = append(names, "FailoverHistory")
-		values["FailoverHistory"] = true
-	}
-	var extra []string
-	for k, v := range overrides {
-		if _, ok := values[k]; !ok {
-			extra = append(extra, k)
-		}
-		values[k] = v
-	}
-	sort.Strings(extra)
-	var gates []string
-	for _, n := range append(names, extra...) {
-		gates = append(gates, n+"="+strconv.FormatBool(values[n]))
-	}
-	return strings.Join(gates, ",")
+	return config.FeatureGatesFlag(config.FeatureGates(flavour, overrides))
 }
 
 // Lab is a hermetic lab.
@@ -215,15 +194,9 @@ func (l *Lab) StartControllerManager(ctx context.Context, gates map[string]bool)
 		"--health-probe-bind-address=" + hostPort(p.ControllerManagerHealth),
 		"--controllers=*,hpaScaleTargetMarker,deploymentReplicasSyncer",
 		"--feature-gates=" + featureGates(l.Cfg.Karmada, gates),
-		"--enable-no-execute-taint-eviction=true",
-		"--cluster-status-update-frequency=5s",
-		"--cluster-failure-threshold=" + l.Cfg.ClusterFailureThreshold,
-		"--cluster-monitor-grace-period=" + l.Cfg.ClusterMonitorGrace,
 		"--leader-elect=false",
 	}
-	if l.Cfg.Karmada == config.FlavourPatched {
-		args = append(args, "--failover-history-limit="+strconv.Itoa(l.Cfg.FailoverHistoryLimit))
-	}
+	args = append(args, config.Args(l.Cfg.ControllerManagerFailoverFlags())...)
 	if _, err := l.Proc.Start(proc.Spec{Name: "karmada-controller-manager", Path: l.Cfg.Bins.KarmadaControllerManager, Args: args}); err != nil {
 		return err
 	}

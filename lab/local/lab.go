@@ -22,6 +22,7 @@ import (
 	karmadaclientset "github.com/karmada-io/karmada/pkg/generated/clientset/versioned"
 
 	"github.com/karmada-failover/lab/lab/config"
+	"github.com/karmada-failover/lab/lab/internal/kubeconfig"
 	"github.com/karmada-failover/lab/lab/internal/pki"
 	"github.com/karmada-failover/lab/lab/internal/proc"
 	"github.com/karmada-failover/lab/lab/internal/steps"
@@ -222,7 +223,7 @@ func (l *Lab) Up(ctx context.Context, out io.Writer, retain bool) error {
 func (l *Lab) writeKarmadaKubeconfig() error {
 	crt, key := l.pki(pki.Admin)
 	path := l.Cfg.KarmadaKubeconfig()
-	if err := writeKubeconfig(path, config.KarmadaContext, l.karmadaServer(), l.caFile(), crt, key); err != nil {
+	if err := kubeconfig.Write(path, config.KarmadaContext, l.karmadaServer(), l.caFile(), crt, key); err != nil {
 		return err
 	}
 	cfg, err := clientcmd.LoadFromFile(path)
@@ -298,7 +299,7 @@ func (l *Lab) Down(ctx context.Context, out io.Writer) error {
 		if err := l.deleteMember(ctx, e.Name()); err != nil {
 			errs = append(errs, err)
 		}
-		if err := removeContext(l.Cfg.MembersKubeconfig(), e.Name()); err != nil {
+		if err := kubeconfig.RemoveContext(l.Cfg.MembersKubeconfig(), e.Name()); err != nil {
 			errs = append(errs, err)
 		}
 	}

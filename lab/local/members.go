@@ -21,6 +21,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/karmada-failover/lab/lab/config"
+	"github.com/karmada-failover/lab/lab/internal/kubeconfig"
 )
 
 // Members are kwokctl clusters with the binary runtime: kwokctl starts a real
@@ -152,7 +153,7 @@ func (l *Lab) createMember(ctx context.Context, i int) error {
 	if err := l.waitMemberAPI(ctx, name, 90*time.Second); err != nil {
 		return err
 	}
-	if err := mergeContext(l.Cfg.MembersKubeconfig(), l.memberKubeconfig(name), "kwok-"+name, name); err != nil {
+	if err := kubeconfig.MergeContext(l.Cfg.MembersKubeconfig(), l.memberKubeconfig(name), "kwok-"+name, name); err != nil {
 		return fmt.Errorf("adding %s to %s: %w", name, l.Cfg.MembersKubeconfig(), err)
 	}
 	return l.createNodes(ctx, name)

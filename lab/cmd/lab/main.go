@@ -1,5 +1,7 @@
-// Command lab runs the hermetic failover lab: the Karmada control plane and
-// member clusters as local processes on 127.0.0.1 (see docs/ARCHITECTURE.md).
+// Command lab runs the failover lab: by default the hermetic lab (the Karmada
+// control plane and member clusters as local processes on 127.0.0.1), with
+// LAB_PROVIDER=kind the kind lab (lab/kind; needs Docker). See
+// docs/ARCHITECTURE.md.
 //
 //	lab up                      bring the lab up (idempotent)
 //	lab down                    stop every process of the lab by PID
@@ -10,8 +12,10 @@
 //	lab taint NAME KEY[=V]:EFFECT [--remove]
 //	lab fail-pods --cluster NAME --namespace NS --selector SEL [--heal]
 //
-// Settings come from the environment (lab/config): LAB_MEMBERS,
-// LAB_KARMADA=patched|upstream, LAB_DIR, LAB_RETAIN=1 and others.
+// Settings come from the environment (lab/config): LAB_PROVIDER=local|kind,
+// LAB_MEMBERS, LAB_KARMADA=patched|upstream, LAB_DIR, LAB_RETAIN=1,
+// LAB_RESTORE=webhook|kyverno (kind) and others. On the kind lab, member stop
+// stops the member's node container and fail-pods is not available.
 package main
 
 import (
@@ -30,6 +34,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/karmada-failover/lab/lab/config"
+	"github.com/karmada-failover/lab/lab/kind"
 	"github.com/karmada-failover/lab/lab/local"
 )
 
@@ -60,63 +65,32 @@ func run(args []string) error {
 	if err != nil {
 		return err
 	}
-	if cfg.Provider != config.ProviderLocal {
-		return fmt.Errorf("LAB_PROVIDER=%s is run by lab/kind (make lab-up LAB_PROVIDER=kind), not by this command", cfg.Provider)
-	}
-	l := local.New(cfg)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-
-	switch args[0] {
-	case "up":
-		start := time.Now()
-		fmt.Printf("Bringing up the hermetic lab: Karmada %s (%s), %d members, in %s\n", cfg.Karmada, karmadaVersion(cfg), cfg.Members, rel(root, cfg.Dir))
-		err := l.Up(ctx, os.Stdout, os.Getenv("LAB_RETAIN") == "1")
-		if errors.Is(err, local.ErrAlreadyUp) {
-			fmt.Println("The lab is already up (make lab-status shows it; make lab-down stops it).")
-			return nil
-		}
+	var p provider = &localProvider{root: root, cfg: cfg, lab: local.New(cfg)}
+	if cfg.Provider == config.ProviderKind {
+		kl, err := kind.New(cfg)
 		if err != nil {
 			return err
 		}
-		fmt.Printf("The lab is up in %.0fs. Next:\n", time.Since(start).Seconds())
-		fmt.Printf("  kubectl --kubeconfig %s --context %s get clusters\n", rel(root, cfg.KarmadaKubeconfig()), config.KarmadaContext)
-		fmt.Printf("  kubectl --kubeconfig %s --context member1 get nodes\n", rel(root, cfg.MembersKubeconfig()))
-		fmt.Println("  eval \"$(make -s lab-env)\"   # exports for kubectl, karmadactl and upstream's e2e suite")
-		fmt.Println("  make e2e                    # the failover scenarios against this lab")
-		fmt.Println("  make lab-status | make lab-down")
-		return nil
+		p = &kindProvider{root: root, cfg: cfg, lab: kl}
+	}
+
+	switch args[0] {
+	case "up":
+		return p.up(ctx)
 	case "down":
-		if err := l.Down(ctx, os.Stdout); err != nil {
-			return err
-		}
-		fmt.Println("The lab is down: no process of it is left.")
-		return nil
+		return p.down(ctx)
 	case "clean":
-		if err := l.Clean(ctx, os.Stdout); err != nil {
+		if err := p.clean(ctx); err != nil {
 			return err
 		}
 		fmt.Printf("The lab is down and %s is removed.\n", rel(root, cfg.Dir))
 		return nil
 	case "status":
-		st, err := local.ReadState(cfg)
-		if errors.Is(err, os.ErrNotExist) && !l.Running() {
-			fmt.Println("The lab is not up (make lab-up).")
-			return nil
-		}
-		if st != nil {
-			fmt.Printf("Karmada %s, members %s, up since %s\n", st.Karmada, strings.Join(st.Members, ","), st.StartedAt.Format(time.RFC3339))
-		}
-		rows := l.Status(ctx)
-		local.PrintStatus(os.Stdout, rows)
-		for _, r := range rows {
-			if !r.Healthy {
-				return errors.New("some components are not healthy")
-			}
-		}
-		return nil
+		return p.status(ctx)
 	case "env":
-		for _, line := range l.Env() {
+		for _, line := range p.env() {
 			fmt.Println(line)
 		}
 		return nil
@@ -126,13 +100,13 @@ func run(args []string) error {
 		}
 		switch args[1] {
 		case "stop":
-			if err := l.StopMember(ctx, args[2]); err != nil {
+			if err := p.stopMember(ctx, args[2]); err != nil {
 				return err
 			}
 			fmt.Printf("%s is stopped: its API server is unreachable until `lab member start %s`.\n", args[2], args[2])
 			return nil
 		case "start":
-			if err := l.StartMember(ctx, args[2]); err != nil {
+			if err := p.startMember(ctx, args[2]); err != nil {
 				return err
 			}
 			fmt.Printf("%s is running again.\n", args[2])
@@ -145,7 +119,8 @@ func run(args []string) error {
 		if err := fs.Parse(reorder(args[1:])); err != nil || fs.NArg() != 2 {
 			return usage()
 		}
-		return l.TaintCluster(ctx, fs.Arg(0), fs.Arg(1), *remove)
+		// Through the Karmada API server alone, the same on both labs.
+		return local.New(cfg).TaintCluster(ctx, fs.Arg(0), fs.Arg(1), *remove)
 	case "fail-pods":
 		fs := flag.NewFlagSet("fail-pods", flag.ContinueOnError)
 		cluster := fs.String("cluster", "", "member cluster")
@@ -155,7 +130,7 @@ func run(args []string) error {
 		if err := fs.Parse(args[1:]); err != nil || *cluster == "" {
 			return usage()
 		}
-		n, err := l.FailPods(ctx, *cluster, *ns, *sel, *heal)
+		n, err := p.failPods(ctx, *cluster, *ns, *sel, *heal)
 		if err != nil {
 			return err
 		}
@@ -167,6 +142,130 @@ func run(args []string) error {
 		return nil
 	}
 	return usage()
+}
+
+// provider is what differs between the hermetic lab and the kind lab.
+type provider interface {
+	up(ctx context.Context) error
+	down(ctx context.Context) error
+	clean(ctx context.Context) error
+	status(ctx context.Context) error
+	env() []string
+	stopMember(ctx context.Context, name string) error
+	startMember(ctx context.Context, name string) error
+	failPods(ctx context.Context, cluster, namespace, selector string, heal bool) (int, error)
+}
+
+// localProvider is the hermetic lab (lab/local).
+type localProvider struct {
+	root string
+	cfg  *config.Config
+	lab  *local.Lab
+}
+
+func (p *localProvider) up(ctx context.Context) error {
+	start := time.Now()
+	fmt.Printf("Bringing up the hermetic lab: Karmada %s (%s), %d members, in %s\n", p.cfg.Karmada, karmadaVersion(p.cfg), p.cfg.Members, rel(p.root, p.cfg.Dir))
+	err := p.lab.Up(ctx, os.Stdout, os.Getenv("LAB_RETAIN") == "1")
+	if errors.Is(err, local.ErrAlreadyUp) {
+		fmt.Println("The lab is already up (make lab-status shows it; make lab-down stops it).")
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	fmt.Printf("The lab is up in %.0fs. Next:\n", time.Since(start).Seconds())
+	fmt.Printf("  kubectl --kubeconfig %s --context %s get clusters\n", rel(p.root, p.cfg.KarmadaKubeconfig()), config.KarmadaContext)
+	fmt.Printf("  kubectl --kubeconfig %s --context member1 get nodes\n", rel(p.root, p.cfg.MembersKubeconfig()))
+	fmt.Println("  eval \"$(make -s lab-env)\"   # exports for kubectl, karmadactl and upstream's e2e suite")
+	fmt.Println("  make e2e                    # the failover scenarios against this lab")
+	fmt.Println("  make lab-status | make lab-down")
+	return nil
+}
+
+func (p *localProvider) down(ctx context.Context) error {
+	if err := p.lab.Down(ctx, os.Stdout); err != nil {
+		return err
+	}
+	fmt.Println("The lab is down: no process of it is left.")
+	return nil
+}
+
+func (p *localProvider) clean(ctx context.Context) error { return p.lab.Clean(ctx, os.Stdout) }
+
+func (p *localProvider) status(ctx context.Context) error {
+	st, err := local.ReadState(p.cfg)
+	if errors.Is(err, os.ErrNotExist) && !p.lab.Running() {
+		fmt.Println("The lab is not up (make lab-up).")
+		return nil
+	}
+	if st != nil {
+		fmt.Printf("Karmada %s, members %s, up since %s\n", st.Karmada, strings.Join(st.Members, ","), st.StartedAt.Format(time.RFC3339))
+	}
+	rows := p.lab.Status(ctx)
+	local.PrintStatus(os.Stdout, rows)
+	for _, r := range rows {
+		if !r.Healthy {
+			return errors.New("some components are not healthy")
+		}
+	}
+	return nil
+}
+
+func (p *localProvider) env() []string { return p.lab.Env() }
+func (p *localProvider) stopMember(ctx context.Context, name string) error {
+	return p.lab.StopMember(ctx, name)
+}
+func (p *localProvider) startMember(ctx context.Context, name string) error {
+	return p.lab.StartMember(ctx, name)
+}
+func (p *localProvider) failPods(ctx context.Context, cluster, namespace, selector string, heal bool) (int, error) {
+	return p.lab.FailPods(ctx, cluster, namespace, selector, heal)
+}
+
+// kindProvider is the kind lab (lab/kind, LAB_PROVIDER=kind).
+type kindProvider struct {
+	root string
+	cfg  *config.Config
+	lab  *kind.Lab
+}
+
+func (p *kindProvider) up(ctx context.Context) error {
+	// Fail fast, naming what is missing, before anything else.
+	if err := kind.Preflight(ctx, p.root); err != nil {
+		return err
+	}
+	start := time.Now()
+	fmt.Printf("Bringing up the kind lab: Karmada %s from its tree, %d members, restore by %s, in %s\n", p.cfg.Karmada, p.cfg.Members, p.lab.Restore, rel(p.root, p.cfg.Dir))
+	if err := p.lab.Up(ctx, os.Stdout); err != nil {
+		return err
+	}
+	fmt.Printf("The kind lab is up in %.0fs. Next:\n", time.Since(start).Seconds())
+	fmt.Printf("  kubectl --kubeconfig %s --context %s get clusters\n", rel(p.root, p.cfg.KarmadaKubeconfig()), config.KarmadaContext)
+	fmt.Printf("  kubectl --kubeconfig %s --context %s apply -f %s   # the Flink demo\n", rel(p.root, p.cfg.KarmadaKubeconfig()), config.KarmadaContext, rel(p.root, filepath.Join(p.cfg.ManifestDir(), "flink-demo.yaml")))
+	fmt.Println("  LAB_PROVIDER=kind make e2e | LAB_PROVIDER=kind make lab-status | LAB_PROVIDER=kind make lab-down")
+	return nil
+}
+
+func (p *kindProvider) down(ctx context.Context) error {
+	if err := p.lab.Down(ctx, os.Stdout); err != nil {
+		return err
+	}
+	fmt.Println("The kind lab is down: its kind clusters are deleted.")
+	return nil
+}
+
+func (p *kindProvider) clean(ctx context.Context) error  { return p.lab.Clean(ctx, os.Stdout) }
+func (p *kindProvider) status(ctx context.Context) error { return p.lab.Status(ctx, os.Stdout) }
+func (p *kindProvider) env() []string                    { return p.lab.Env() }
+func (p *kindProvider) stopMember(ctx context.Context, name string) error {
+	return p.lab.StopMember(ctx, name)
+}
+func (p *kindProvider) startMember(ctx context.Context, name string) error {
+	return p.lab.StartMember(ctx, name)
+}
+func (p *kindProvider) failPods(context.Context, string, string, string, bool) (int, error) {
+	return 0, errors.New("fail-pods is a fault of the hermetic lab (kwok's chaos stage); on the kind lab, stop a member or taint it")
 }
 
 // reorder moves flags before positional arguments, so `taint m1 k:NoExecute --remove` parses.

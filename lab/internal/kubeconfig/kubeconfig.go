@@ -1,4 +1,5 @@
-package local
+// Package kubeconfig writes and merges the lab's kubeconfig files with client-go's clientcmd.
+package kubeconfig
 
 import (
 	"os"
@@ -7,9 +8,9 @@ import (
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 )
 
-// writeKubeconfig writes a kubeconfig with one cluster, user and context named
+// Write writes a kubeconfig with one cluster, user and context named
 // name, embedding the CA and client certificate so the file can be copied.
-func writeKubeconfig(path, name, server, caFile, certFile, keyFile string) error {
+func Write(path, name, server, caFile, certFile, keyFile string) error {
 	ca, err := os.ReadFile(caFile)
 	if err != nil {
 		return err
@@ -30,10 +31,10 @@ func writeKubeconfig(path, name, server, caFile, certFile, keyFile string) error
 	return clientcmd.WriteToFile(*cfg, path)
 }
 
-// mergeContext copies context from the kubeconfig at src into the kubeconfig at
+// MergeContext copies context from the kubeconfig at src into the kubeconfig at
 // dst under the name as (cluster, user and context all named as), flattening
 // file references into data, and replaces an entry of that name.
-func mergeContext(dst, src, context, as string) error {
+func MergeContext(dst, src, context, as string) error {
 	in, err := clientcmd.LoadFromFile(src)
 	if err != nil {
 		return err
@@ -64,8 +65,8 @@ func mergeContext(dst, src, context, as string) error {
 	return clientcmd.WriteToFile(*out, dst)
 }
 
-// removeContext drops name from the kubeconfig at path, if the file exists.
-func removeContext(path, name string) error {
+// RemoveContext drops name from the kubeconfig at path, if the file exists.
+func RemoveContext(path, name string) error {
 	cfg, err := clientcmd.LoadFromFile(path)
 	if err != nil {
 		if os.IsNotExist(err) {

@@ -1,0 +1,22 @@
+package framework
+
+import (
+	"slices"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+)
+
+// karmadactl init puts karmada-controller-manager's flags in the command; the
+// kind lab's StartController must replace --feature-gates there, not add a second one.
+func TestSetArgReplacesTheFlagWhereItIs(t *testing.T) {
+	c := corev1.Container{Command: []string{"/bin/karmada-controller-manager", "--feature-gates=Failover=true,FailoverHistory=true", "--v=4"}}
+	setArg(&c, "--feature-gates=Failover=true,FailoverHistory=false")
+	if !slices.Equal(c.Command, []string{"/bin/karmada-controller-manager", "--feature-gates=Failover=true,FailoverHistory=false", "--v=4"}) || len(c.Args) != 0 {
+		t.Errorf("command %v, args %v", c.Command, c.Args)
+	}
+	setArg(&c, "--leader-elect=false")
+	if !slices.Equal(c.Args, []string{"--leader-elect=false"}) {
+		t.Errorf("a new flag goes to args: %v", c.Args)
+	}
+}

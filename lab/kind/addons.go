@@ -1,0 +1,300 @@
+package kind
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"embed"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"text/template"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	s3types "github.com/aws/aws-sdk-go-v2/service/s3/types"
+)
+
+// Manifests are the kind lab's own manifests (text/template), rendered into
+// the lab folder's manifests/ before they are applied.
+//
+//go:embed manifests/*.yaml
+var Manifests embed.FS
+
+// CheckpointBucket is the bucket of Flink checkpoints, as in the hermetic lab.
+const CheckpointBucket = "flink-checkpoints"
+
+// S3Credentials are the lab's MinIO root credentials, made once per lab folder.
+type S3Credentials struct {
+	AccessKey string `json:"accessKey"`
+	SecretKey string `json:"secretKey"`
+}
+
+func (l *Lab) s3Credentials() (*S3Credentials, error) {
+	path := filepath.Join(l.Cfg.Dir, "s3-credentials.json")
+	if b, err := os.ReadFile(path); err == nil {
+		var c S3Credentials
+		if err := json.Unmarshal(b, &c); err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		return &c, nil
+	}
+	secret := make([]byte, 24)
+	if _, err := rand.Read(secret); err != nil {
+		return nil, err
+	}
+	c := &S3Credentials{AccessKey: "failover-lab", SecretKey: hex.EncodeToString(secret)}
+	b, _ := json.MarshalIndent(c, "", "  ")
+	if err := os.MkdirAll(l.Cfg.Dir, 0o755); err != nil {
+		return nil, err
+	}
+	return c, os.WriteFile(path, b, 0o600)
+}
+
+// render renders manifests/<tmpl> with data into the lab folder's manifests/<out>
+// and returns its path (mode 0600: some carry the lab's S3 credentials).
+func (l *Lab) render(tmpl, out string, data any) (string, error) {
+	b, err := RenderManifest(tmpl, data)
+	if err != nil {
+		return "", err
+	}
+	path := filepath.Join(l.Cfg.ManifestDir(), out)
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return "", err
+	}
+	return path, os.WriteFile(path, b, 0o600)
+}
+
+// RenderManifest renders manifests/<name>; a missing key is an error.
+func RenderManifest(name string, data any) ([]byte, error) {
+	src, err := Manifests.ReadFile("manifests/" + name)
+	if err != nil {
+		return nil, err
+	}
+	t, err := template.New(name).Option("missingkey=error").Parse(string(src))
+	if err != nil {
+		return nil, err
+	}
+	var buf bytes.Buffer
+	if err := t.Execute(&buf, data); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+func (l *Lab) kubectlOn(ctx context.Context, cluster string, args ...string) (string, error) {
+	return l.run(ctx, "kubectl-"+cluster+"-"+args[0], l.Cfg.Bins.Kubectl, append([]string{"--kubeconfig", l.kubeconfigOf(cluster)}, args...)...)
+}
+
+func (l *Lab) installMinIO(ctx context.Context) error {
+	creds, err := l.s3Credentials()
+	if err != nil {
+		return err
+	}
+	f, err := l.render("minio.yaml", "minio.yaml", map[string]any{"Image": MinIOImage, "NodePort": MinIONodePort, "HostPort": S3Port,
+		"AccessKey": creds.AccessKey, "SecretKey": creds.SecretKey})
+	if err != nil {
+		return err
+	}
+	if _, err := l.kubectlOn(ctx, HostCluster, "apply", "--server-side", "-f", f); err != nil {
+		return err
+	}
+	if _, err := l.kubectlOn(ctx, HostCluster, "-n", "checkpoint-store", "rollout", "status", "deployment/minio", "--timeout=5m"); err != nil {
+		return err
+	}
+	if err := createBucket(ctx, fmt.Sprintf("http://127.0.0.1:%d", S3Port), creds); err != nil {
+		return err
+	}
+	hostIP, err := l.run(ctx, "host-ip", "docker", "inspect", "-f", "{{range .NetworkSettings.Networks}}{{.IPAddress}}{{end}}", NodeContainer(HostCluster))
+	if err != nil {
+		return err
+	}
+	hostIP = strings.TrimSpace(hostIP)
+	if hostIP == "" {
+		return errors.New("the host cluster's node container has no IP address on the kind network")
+	}
+	for _, m := range l.members() {
+		f, err := l.render("checkpoint-store-member.yaml", "checkpoint-store-"+m+".yaml", map[string]any{"HostIP": hostIP, "NodePort": MinIONodePort})
+		if err != nil {
+			return err
+		}
+		if _, err := l.kubectlOn(ctx, m, "apply", "--server-side", "-f", f); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// createBucket creates the checkpoint bucket through MinIO's S3 API (retrying
+// while MinIO starts); an existing bucket is fine.
+func createBucket(ctx context.Context, endpoint string, creds *S3Credentials) error {
+	client := s3.New(s3.Options{
+		Region:       "us-east-1",
+		BaseEndpoint: aws.String(endpoint),
+		UsePathStyle: true,
+		Credentials:  credentials.NewStaticCredentialsProvider(creds.AccessKey, creds.SecretKey, ""),
+	})
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		_, err := client.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String(CheckpointBucket)})
+		var owned *s3types.BucketAlreadyOwnedByYou
+		if err == nil || errors.As(err, &owned) {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("creating bucket %s at %s: %w", CheckpointBucket, endpoint, err)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(3 * time.Second):
+		}
+	}
+}
+
+func (l *Lab) helmInstall(ctx context.Context, cluster string, c Chart, extra ...string) error {
+	args := append([]string{"upgrade", "--install", c.Release, c.Name, "--repo", c.Repo, "--version", c.Version,
+		"--namespace", c.Namespace, "--create-namespace", "--kubeconfig", l.kubeconfigOf(cluster),
+		"--wait", "--timeout", "10m"}, extra...)
+	_, err := l.run(ctx, "helm-"+c.Release+"-"+cluster, l.Cfg.Bins.Helm, args...)
+	return err
+}
+
+func (l *Lab) installOperators(ctx context.Context) error {
+	values, err := Manifests.ReadFile("manifests/flink-operator-values.yaml")
+	if err != nil {
+		return err
+	}
+	valuesFile := filepath.Join(l.Cfg.ManifestDir(), "flink-operator-values.yaml")
+	if err := os.WriteFile(valuesFile, values, 0o644); err != nil {
+		return err
+	}
+	for _, m := range l.members() {
+		if err := l.helmInstall(ctx, m, CertManager, "--set", "crds.enabled=true"); err != nil {
+			return err
+		}
+		if err := l.helmInstall(ctx, m, FlinkOperator, "--values", valuesFile); err != nil {
+			return err
+		}
+	}
+	// Karmada needs the operator's CRD to accept FlinkDeployment templates: copy
+	// the one the chart installed on member1.
+	crd, err := l.kubectlOn(ctx, l.members()[0], "get", "crd", "flinkdeployments.flink.apache.org", "-o", "json")
+	if err != nil {
+		return err
+	}
+	portable, err := portableObject([]byte(crd))
+	if err != nil {
+		return fmt.Errorf("the operator's FlinkDeployment CRD: %w", err)
+	}
+	crdFile := filepath.Join(l.Cfg.ManifestDir(), "flinkdeployments-crd.json")
+	if err := os.WriteFile(crdFile, portable, 0o644); err != nil {
+		return err
+	}
+	if _, err := l.run(ctx, "karmada-flink-crd", l.Cfg.Bins.Kubectl, "--kubeconfig", l.Cfg.KarmadaKubeconfig(),
+		"apply", "--server-side", "-f", crdFile); err != nil {
+		return err
+	}
+	_, err = l.run(ctx, "karmada-flink-crd-wait", l.Cfg.Bins.Kubectl, "--kubeconfig", l.Cfg.KarmadaKubeconfig(),
+		"wait", "--for=condition=Established", "--timeout=60s", "crd/flinkdeployments.flink.apache.org")
+	return err
+}
+
+// portableObject drops an object's status and server-set metadata (uid,
+// resourceVersion, managedFields, ...), so it can be applied to another API server.
+func portableObject(b []byte) ([]byte, error) {
+	var obj map[string]any
+	if err := json.Unmarshal(b, &obj); err != nil {
+		return nil, err
+	}
+	delete(obj, "status")
+	meta, _ := obj["metadata"].(map[string]any)
+	if meta == nil || meta["name"] == nil {
+		return nil, errors.New("no metadata.name")
+	}
+	kept := map[string]any{"name": meta["name"]}
+	if labels, ok := meta["labels"]; ok {
+		kept["labels"] = labels
+	}
+	obj["metadata"] = kept
+	return json.MarshalIndent(obj, "", "  ")
+}
+
+func (l *Lab) installRestore(ctx context.Context) error {
+	creds, err := l.s3Credentials()
+	if err != nil {
+		return err
+	}
+	for _, m := range l.members() {
+		f, err := l.render("restore-webhook.yaml", "restore-webhook-"+m+".yaml", map[string]any{"Image": l.RestoreWebhookImage(),
+			"AccessKey": creds.AccessKey, "SecretKey": creds.SecretKey})
+		if err != nil {
+			return err
+		}
+		if _, err := l.kubectlOn(ctx, m, "apply", "--server-side", "-f", f); err != nil {
+			return err
+		}
+		if _, err := l.kubectlOn(ctx, m, "-n", "flink-restore", "wait", "--for=condition=Ready", "--timeout=3m", "certificate/flink-restore-webhook"); err != nil {
+			return err
+		}
+		if _, err := l.kubectlOn(ctx, m, "-n", "flink-restore", "rollout", "status", "deployment/flink-restore-webhook", "--timeout=5m"); err != nil {
+			return err
+		}
+		caB64, err := l.kubectlOn(ctx, m, "-n", "flink-restore", "get", "secret", "flink-restore-webhook-tls", "-o", "jsonpath={.data.ca\\.crt}")
+		if err != nil {
+			return err
+		}
+		caPEM, err := base64.StdEncoding.DecodeString(strings.TrimSpace(caB64))
+		if err != nil || len(caPEM) == 0 {
+			return fmt.Errorf("%s: secret flink-restore/flink-restore-webhook-tls has no ca.crt", m)
+		}
+		var src, old, repl string
+		switch l.Restore {
+		case RestoreKyverno:
+			if err := l.helmInstall(ctx, m, Kyverno); err != nil {
+				return err
+			}
+			src, old, repl = "kyverno-clusterpolicy.yaml", "{{caBundle-PEM}}", indentPEM(string(caPEM), "                ")
+		default:
+			src, old, repl = "mutatingwebhookconfiguration-kind.yaml", "{{caBundle}}", strings.TrimSpace(caB64)
+		}
+		b, err := os.ReadFile(filepath.Join(l.Cfg.Root, "restore", "deploy", src))
+		if err != nil {
+			return err
+		}
+		if !bytes.Contains(b, []byte(old)) {
+			return fmt.Errorf("restore/deploy/%s has no %s placeholder", src, old)
+		}
+		out := filepath.Join(l.Cfg.ManifestDir(), strings.TrimSuffix(src, ".yaml")+"-"+m+".yaml")
+		if err := os.WriteFile(out, bytes.ReplaceAll(b, []byte(old), []byte(repl)), 0o644); err != nil {
+			return err
+		}
+		if _, err := l.kubectlOn(ctx, m, "apply", "--server-side", "-f", out); err != nil {
+			return err
+		}
+	}
+	return l.renderFlinkDemo(creds)
+}
+
+// indentPEM indents every line of a PEM block but the first (the placeholder
+// sits in a YAML block scalar at that indentation).
+func indentPEM(pem, indent string) string {
+	return strings.ReplaceAll(strings.TrimSpace(pem), "\n", "\n"+indent)
+}
+
+func (l *Lab) renderFlinkDemo(creds *S3Credentials) error {
+	_, err := l.render("flink-demo.yaml", "flink-demo.yaml", FlinkDemoData(l.FlinkJobImage(), l.members(), creds))
+	return err
+}
+
+// FlinkDemoData is the data manifests/flink-demo.yaml is rendered with.
+func FlinkDemoData(image string, members []string, creds *S3Credentials) map[string]any {
+	return map[string]any{"Image": image, "Members": strings.Join(members, ", "), "AccessKey": creds.AccessKey, "SecretKey": creds.SecretKey}
+}

@@ -1,0 +1,190 @@
+package kind
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"sigs.k8s.io/kind/pkg/apis/config/v1alpha4"
+	"sigs.k8s.io/kind/pkg/cluster"
+	kindlog "sigs.k8s.io/kind/pkg/log"
+	"sigs.k8s.io/yaml"
+
+	"github.com/karmada-failover/lab/lab/config"
+)
+
+func testConfig(t *testing.T) *config.Config {
+	t.Helper()
+	t.Setenv("LAB_PROVIDER", "kind")
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := config.Load(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cfg
+}
+
+// useDockerShim puts testdata/shim/docker first on PATH and returns the file
+// its calls are logged to.
+func useDockerShim(t *testing.T, mode string) string {
+	t.Helper()
+	shim, err := filepath.Abs("testdata/shim")
+	if err != nil {
+		t.Fatal(err)
+	}
+	logFile := filepath.Join(t.TempDir(), "docker-calls.log")
+	t.Setenv("PATH", shim+string(os.PathListSeparator)+os.Getenv("PATH"))
+	t.Setenv("DOCKER_SHIM_LOG", logFile)
+	t.Setenv("DOCKER_SHIM_MODE", mode)
+	return logFile
+}
+
+// TestClusterConfigsLoadAndValidateWithKind hands each generated configuration
+// to kind's own cluster-create code (its loader, defaulting and validation) with
+// a docker stand-in that refuses to provision: kind must get past validation to
+// the point where it asks for the pinned node image.
+func TestClusterConfigsLoadAndValidateWithKind(t *testing.T) {
+	cfg := testConfig(t)
+	paths, err := WriteClusterConfigs(cfg, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(paths) != cfg.Members+1 {
+		t.Fatalf("%d configs, want host + %d members", len(paths), cfg.Members)
+	}
+	calls := useDockerShim(t, "")
+	provider := cluster.NewProvider(cluster.ProviderWithDocker(), cluster.ProviderWithLogger(kindlog.NoopLogger{}))
+	for name, path := range paths {
+		_ = os.Remove(calls)
+		err := provider.Create(name, cluster.CreateWithConfigFile(path), cluster.CreateWithKubeconfigPath(filepath.Join(t.TempDir(), "kubeconfig")))
+		if err == nil {
+			t.Fatalf("%s: kind created a cluster through the docker stand-in", name)
+		}
+		log, _ := os.ReadFile(calls)
+		if !strings.Contains(string(log), NodeImage) {
+			t.Errorf("%s: kind stopped before provisioning (%v); docker calls:\n%s", name, err, log)
+		}
+	}
+}
+
+// TestKindRejectsAnInvalidConfig shows that the check above can fail: kind's
+// validation refuses a configuration and never reaches the provisioning calls.
+func TestKindRejectsAnInvalidConfig(t *testing.T) {
+	cfg := testConfig(t)
+	c, err := ClusterConfig(cfg, HostCluster)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Nodes[0].Role = v1alpha4.WorkerRole // no control-plane node
+	b, err := yaml.Marshal(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "bad.yaml")
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	calls := useDockerShim(t, "")
+	provider := cluster.NewProvider(cluster.ProviderWithDocker(), cluster.ProviderWithLogger(kindlog.NoopLogger{}))
+	err = provider.Create("bad", cluster.CreateWithConfigFile(path))
+	if err == nil || !strings.Contains(err.Error(), "control-plane") {
+		t.Fatalf("want kind's validation error about the control-plane node, got %v", err)
+	}
+	if log, _ := os.ReadFile(calls); strings.Contains(string(log), NodeImage) {
+		t.Fatalf("kind went on to provisioning:\n%s", log)
+	}
+}
+
+func TestClusterConfigsArePinnedAndLocal(t *testing.T) {
+	cfg := testConfig(t)
+	if !regexp.MustCompile(`^kindest/node:v1\.35\.\d+@sha256:[0-9a-f]{64}$`).MatchString(NodeImage) {
+		t.Errorf("node image %q: want kindest/node v1.35.x pinned by digest", NodeImage)
+	}
+	seen := map[int32]string{}
+	for _, name := range ClusterNames(cfg) {
+		c, err := ClusterConfig(cfg, name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ports := []int32{c.Networking.APIServerPort}
+		if c.Networking.APIServerAddress != config.Host {
+			t.Errorf("%s: API server on %q, want %s", name, c.Networking.APIServerAddress, config.Host)
+		}
+		for _, n := range c.Nodes {
+			if n.Image != NodeImage {
+				t.Errorf("%s: node image %q", name, n.Image)
+			}
+			for _, m := range n.ExtraPortMappings {
+				if m.ListenAddress != config.Host {
+					t.Errorf("%s: port %d listens on %q, want %s", name, m.HostPort, m.ListenAddress, config.Host)
+				}
+				ports = append(ports, m.HostPort)
+			}
+		}
+		for _, p := range ports {
+			if p <= 1024 || p >= 32768 {
+				t.Errorf("%s: host port %d outside 1025-32767", name, p)
+			}
+			if other, dup := seen[p]; dup {
+				t.Errorf("host port %d used by %s and %s", p, other, name)
+			}
+			seen[p] = name
+		}
+	}
+	if _, err := ClusterConfig(cfg, "member99"); err == nil {
+		t.Error("a cluster outside the lab got a configuration")
+	}
+}
+
+// TestPreflightFailsFastWithoutDocker runs lab/kind/preflight.sh against a docker
+// CLI that is missing, that cannot reach an engine, and that hangs.
+func TestPreflightFailsFastWithoutDocker(t *testing.T) {
+	script, err := filepath.Abs("preflight.sh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A PATH with the tools the script needs but no docker.
+	bare := t.TempDir()
+	for _, tool := range []string{"bash", "timeout", "grep", "mktemp", "rm", "head", "sleep"} {
+		p, err := exec.LookPath(tool)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink(p, filepath.Join(bare, tool)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	shim, _ := filepath.Abs("testdata/shim")
+	cases := []struct {
+		name, path, mode, want string
+	}{
+		{"no docker command", bare, "", "no docker command on PATH"},
+		{"engine down", shim + ":" + bare, "down", "Cannot connect to the Docker daemon"},
+		{"engine hangs", shim + ":" + bare, "hang", "timed out"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			cmd := exec.Command(script)
+			cmd.Env = []string{"PATH=" + tc.path, "DOCKER_SHIM_MODE=" + tc.mode}
+			start := time.Now()
+			out, err := cmd.CombinedOutput()
+			took := time.Since(start)
+			if err == nil {
+				t.Fatalf("preflight passed:\n%s", out)
+			}
+			if !strings.Contains(string(out), "Docker") || !strings.Contains(string(out), tc.want) {
+				t.Errorf("message does not name Docker and %q:\n%s", tc.want, out)
+			}
+			if took > 15*time.Second {
+				t.Errorf("preflight took %s", took)
+			}
+		})
+	}
+}

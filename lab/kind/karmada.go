@@ -1,0 +1,289 @@
+package kind
+
+import (
+	"archive/tar"
+	"compress/gzip"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+	"sigs.k8s.io/yaml"
+
+	initconfig "github.com/karmada-io/karmada/pkg/karmadactl/cmdinit/config"
+
+	"github.com/karmada-failover/lab/lab/config"
+	"github.com/karmada-failover/lab/lab/internal/kubeconfig"
+)
+
+// KarmadaComponents are the images the lab builds from the tree; the chart's
+// other images (kube-apiserver, etcd, kube-controller-manager, cfssl, kubectl)
+// are upstream's pinned defaults.
+var KarmadaComponents = []string{"karmada-controller-manager", "karmada-scheduler", "karmada-webhook", "karmada-aggregated-apiserver"}
+
+// KarmadaImage is the reference upstream's image build gives a component.
+func (l *Lab) KarmadaImage(component string) string {
+	return "docker.io/karmada/" + component + ":" + l.ImageTag
+}
+
+// FlinkJobImage and RestoreWebhookImage are the lab's own images.
+func (l *Lab) FlinkJobImage() string       { return "failover-lab/flink-job:" + l.ImageTag }
+func (l *Lab) RestoreWebhookImage() string { return "failover-lab/flink-restore-webhook:" + l.ImageTag }
+
+func (l *Lab) buildKarmadaImages(ctx context.Context) error {
+	// One script builds all images; this step runs it, the next only checks.
+	_, err := l.runIn(ctx, l.Cfg.Root, []string{"GOARCH=" + runtime.GOARCH}, "build-images",
+		filepath.Join(l.Cfg.Root, "lab", "kind", "build-images.sh"), string(l.Cfg.Karmada), l.ImageTag)
+	return err
+}
+
+func (l *Lab) buildLabImages(ctx context.Context) error {
+	for _, img := range []string{l.FlinkJobImage(), l.RestoreWebhookImage()} {
+		if _, err := l.run(ctx, "docker-image-inspect", "docker", "image", "inspect", "--format", "{{.Id}}", img); err != nil {
+			return fmt.Errorf("image %s was not built: %w", img, err)
+		}
+	}
+	return nil
+}
+
+func (l *Lab) loadImages(ctx context.Context) error {
+	var karmada []string
+	for _, c := range KarmadaComponents {
+		karmada = append(karmada, l.KarmadaImage(c))
+	}
+	if _, err := l.run(ctx, "kind-load-"+HostCluster, l.Cfg.Bins.Kind, append([]string{"load", "docker-image", "--name", HostCluster}, karmada...)...); err != nil {
+		return err
+	}
+	for _, m := range l.members() {
+		if _, err := l.run(ctx, "kind-load-"+m, l.Cfg.Bins.Kind, "load", "docker-image", "--name", m, l.FlinkJobImage(), l.RestoreWebhookImage()); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// KarmadaInitConfig is the karmadactl init configuration of the lab (built
+// from karmadactl's own config types): the images built from the tree, the
+// tree's CRDs, the same feature gates and failover flags as the hermetic lab,
+// and karmada-apiserver on NodePort KarmadaNodePort, which kind maps to
+// 127.0.0.1 so the kubeconfig karmadactl writes works from the host.
+func KarmadaInitConfig(cfg *config.Config, tag, hostKubeconfig, crds, dataDir string) *initconfig.KarmadaInitConfig {
+	gates := []initconfig.Arg{{Name: "feature-gates", Value: config.FeatureGatesFlag(config.FeatureGates(cfg.Karmada, nil))}}
+	settings := func(component string, extra ...initconfig.Arg) initconfig.CommonSettings {
+		return initconfig.CommonSettings{
+			Image:     initconfig.Image{Repository: "docker.io/karmada/" + component, Tag: tag},
+			Replicas:  1,
+			ExtraArgs: extra,
+		}
+	}
+	var cmArgs []initconfig.Arg
+	for _, a := range config.Args(cfg.ControllerManagerFailoverFlags()) {
+		name, value, _ := strings.Cut(strings.TrimPrefix(a, "--"), "=")
+		cmArgs = append(cmArgs, initconfig.Arg{Name: name, Value: value})
+	}
+	return &initconfig.KarmadaInitConfig{
+		TypeMeta: metav1.TypeMeta{APIVersion: initconfig.SchemeGroupVersion.String(), Kind: "KarmadaInitConfig"},
+		Spec: initconfig.KarmadaInitSpec{
+			HostCluster: initconfig.HostCluster{Kubeconfig: hostKubeconfig, Context: "kind-" + HostCluster},
+			// The lab's images are in the node (kind load); upstream's kube-apiserver,
+			// kube-controller-manager and etcd images are pulled once.
+			Images: initconfig.Images{ImagePullPolicy: corev1.PullIfNotPresent},
+			Etcd: initconfig.Etcd{Local: &initconfig.LocalEtcd{
+				CommonSettings: initconfig.CommonSettings{Replicas: 1},
+				StorageMode:    "hostPath",
+				DataPath:       "/var/lib/karmada-etcd",
+			}},
+			Components: initconfig.KarmadaComponents{
+				KarmadaAPIServer: &initconfig.KarmadaAPIServer{
+					AdvertiseAddress: config.Host,
+					Networking:       initconfig.Networking{Namespace: "karmada-system", Port: KarmadaNodePort},
+				},
+				KarmadaControllerManager:   &initconfig.KarmadaControllerManager{CommonSettings: settings("karmada-controller-manager", append(gates, cmArgs...)...)},
+				KarmadaScheduler:           &initconfig.KarmadaScheduler{CommonSettings: settings("karmada-scheduler", gates...)},
+				KarmadaWebhook:             &initconfig.KarmadaWebhook{CommonSettings: settings("karmada-webhook", append(gates, WebhookExtraArgs...)...)},
+				KarmadaAggregatedAPIServer: &initconfig.KarmadaAggregatedAPIServer{CommonSettings: settings("karmada-aggregated-apiserver")},
+			},
+			KarmadaCRDs:               crds,
+			KarmadaDataPath:           dataDir,
+			KarmadaPKIPath:            filepath.Join(dataDir, "pki"),
+			WaitComponentReadyTimeout: 300,
+		},
+	}
+}
+
+// WebhookExtraArgs are karmada-webhook flags of the lab (as the hermetic lab
+// passes them): NoExecute taints in ClusterTaintPolicy are allowed.
+var WebhookExtraArgs = []initconfig.Arg{{Name: "allow-no-execute-taint-policy", Value: "true"}}
+
+func (l *Lab) karmadaDataDir() string { return filepath.Join(l.Cfg.Dir, "karmada") }
+
+func (l *Lab) installKarmada(ctx context.Context) error {
+	tree := l.karmadaTreeFor()
+	crds := filepath.Join(l.karmadaDataDir(), "crds.tar.gz")
+	if err := os.MkdirAll(l.karmadaDataDir(), 0o755); err != nil {
+		return err
+	}
+	if err := CRDArchive(filepath.Join(tree, "charts", "karmada", "_crds"), crds); err != nil {
+		return err
+	}
+	b, err := yaml.Marshal(KarmadaInitConfig(l.Cfg, l.ImageTag, l.hostKubeconfig(), crds, l.karmadaDataDir()))
+	if err != nil {
+		return err
+	}
+	initFile := filepath.Join(l.Cfg.ManifestDir(), "karmada-init.yaml")
+	if err := os.MkdirAll(filepath.Dir(initFile), 0o755); err != nil {
+		return err
+	}
+	if err := os.WriteFile(initFile, b, 0o644); err != nil {
+		return err
+	}
+	// A second run finds Karmada installed: karmadactl init is not idempotent.
+	if _, err := l.kubectlOn(ctx, HostCluster, "-n", "karmada-system", "get", "deployment", "karmada-controller-manager"); err == nil {
+		fmt.Fprintln(l.out, "   Karmada is installed")
+		return nil
+	}
+	_, err = l.run(ctx, "karmadactl-init", l.Cfg.Bins.Karmadactl, "init", "--config", initFile)
+	return err
+}
+
+// CRDArchive packs a tree's charts/karmada/_crds as the crds.tar.gz karmadactl
+// init takes (a top-level crds/ folder, as upstream's release archive and its
+// init e2e environment make it).
+func CRDArchive(src, dst string) error {
+	f, err := os.Create(dst)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	gz := gzip.NewWriter(f)
+	tw := tar.NewWriter(gz)
+	n := 0
+	err = filepath.WalkDir(src, func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(src, path)
+		if err != nil {
+			return err
+		}
+		name := filepath.ToSlash(filepath.Join("crds", rel))
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		hdr, err := tar.FileInfoHeader(info, "")
+		if err != nil {
+			return err
+		}
+		hdr.Name = name
+		if d.IsDir() {
+			hdr.Name += "/"
+		}
+		if err := tw.WriteHeader(hdr); err != nil {
+			return err
+		}
+		if d.IsDir() {
+			return nil
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		n++
+		_, err = tw.Write(b)
+		return err
+	})
+	if err == nil && n == 0 {
+		err = fmt.Errorf("%s has no CRDs", src)
+	}
+	if err == nil {
+		err = tw.Close()
+	}
+	if err == nil {
+		err = gz.Close()
+	}
+	return err
+}
+
+// karmadaTreeFor is the tree whose CRDs match the images: the series tree or
+// the pristine upstream tree (hack/build.sh prepares both).
+func (l *Lab) karmadaTreeFor() string {
+	if l.Cfg.Karmada == config.FlavourUpstream {
+		return filepath.Join(l.Cfg.Root, "_output", "upstream", "karmada")
+	}
+	return filepath.Join(l.Cfg.Root, "_output", "series", "karmada")
+}
+
+// writeKubeconfigs writes karmada.config (context karmada-apiserver from the
+// kubeconfig karmadactl init wrote, and karmada-host) and members.config
+// (member1..N), with the contexts of the hermetic lab.
+func (l *Lab) writeKubeconfigs(ctx context.Context) error {
+	written := filepath.Join(l.karmadaDataDir(), "karmada-apiserver.config")
+	in, err := clientcmd.LoadFromFile(written)
+	if err != nil {
+		return fmt.Errorf("the kubeconfig karmadactl init writes: %w", err)
+	}
+	c, ok := in.Contexts[in.CurrentContext]
+	if !ok {
+		return fmt.Errorf("%s has no current context", written)
+	}
+	out := clientcmdapi.NewConfig()
+	out.Clusters[config.KarmadaContext] = in.Clusters[c.Cluster]
+	out.AuthInfos[config.KarmadaContext] = in.AuthInfos[c.AuthInfo]
+	out.Contexts[config.KarmadaContext] = &clientcmdapi.Context{Cluster: config.KarmadaContext, AuthInfo: config.KarmadaContext}
+	out.CurrentContext = config.KarmadaContext
+	if err := clientcmd.WriteToFile(*out, l.Cfg.KarmadaKubeconfig()); err != nil {
+		return err
+	}
+	if err := kubeconfig.MergeContext(l.Cfg.KarmadaKubeconfig(), l.hostKubeconfig(), "kind-"+HostCluster, "karmada-host"); err != nil {
+		return fmt.Errorf("karmada-host context: %w", err)
+	}
+	_ = os.Remove(l.Cfg.MembersKubeconfig())
+	for _, m := range l.members() {
+		if err := kubeconfig.MergeContext(l.Cfg.MembersKubeconfig(), l.kubeconfigOf(m), "kind-"+m, m); err != nil {
+			return fmt.Errorf("%s context: %w", m, err)
+		}
+	}
+	return l.waitAPI(ctx, l.Cfg.KarmadaKubeconfig(), 2*time.Minute)
+}
+
+// joinMembers joins each member in Push mode with karmadactl join, then points
+// the Cluster's apiEndpoint at the node container's name on the kind network:
+// karmada-controller-manager runs in a pod of the host cluster, where
+// 127.0.0.1:<port> is not the member.
+func (l *Lab) joinMembers(ctx context.Context) error {
+	kc := []string{"--kubeconfig", l.Cfg.KarmadaKubeconfig(), "--context", config.KarmadaContext}
+	for _, m := range l.members() {
+		if _, err := l.run(ctx, "get-cluster-"+m, l.Cfg.Bins.Kubectl, append(kc, "get", "cluster", m)...); err != nil {
+			if _, err := l.run(ctx, "join-"+m, l.Cfg.Bins.Karmadactl, "join", m,
+				"--kubeconfig", l.Cfg.KarmadaKubeconfig(), "--karmada-context", config.KarmadaContext,
+				"--cluster-kubeconfig", l.Cfg.MembersKubeconfig(), "--cluster-context", m); err != nil {
+				return err
+			}
+		}
+		endpoint := fmt.Sprintf(`{"spec":{"apiEndpoint":"https://%s:6443"}}`, NodeContainer(m))
+		if _, err := l.run(ctx, "endpoint-"+m, l.Cfg.Bins.Kubectl, append(kc, "patch", "cluster", m, "--type=merge", "-p", endpoint)...); err != nil {
+			return err
+		}
+	}
+	for _, m := range l.members() {
+		if _, err := l.run(ctx, "wait-cluster-"+m, l.Cfg.Bins.Kubectl, append(kc, "wait", "--for=condition=Ready", "--timeout=3m", "cluster/"+m)...); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (l *Lab) applyClusterTaintPolicy(ctx context.Context) error {
+	_, err := l.run(ctx, "cluster-taint-policy", l.Cfg.Bins.Kubectl, "--kubeconfig", l.Cfg.KarmadaKubeconfig(),
+		"--context", config.KarmadaContext, "apply", "--server-side", "-f",
+		filepath.Join(l.Cfg.Root, "lab", "manifests", "karmada", "cluster-taint-policy.yaml"))
+	return err
+}

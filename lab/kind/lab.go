@@ -1,0 +1,348 @@
+// Package kind is the kind lab provider (LAB_PROVIDER=kind), for machines with
+// a Docker engine and internet access: the host cluster runs Karmada from the
+// patched tree (upstream's image build, karmadactl init) and the MinIO checkpoint
+// store; every member runs cert-manager, the flink-kubernetes-operator and the
+// restore webhook (or Kyverno with the checkpoint locator). It writes the same
+// kubeconfig files and contexts as the hermetic lab (karmada.config with
+// karmada-apiserver and karmada-host, members.config with member1..N), so the
+// e2e suite runs against either.
+//
+// Versions are pinned in versions.go and clusters.go; the kind, helm and
+// kubectl binaries are built from Go modules (hack/build-kind-tools.sh).
+package kind
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/karmada-failover/lab/lab/config"
+	"github.com/karmada-failover/lab/lab/internal/steps"
+)
+
+// Restore modes (LAB_RESTORE).
+const (
+	RestoreWebhook = "webhook"
+	RestoreKyverno = "kyverno"
+)
+
+// Lab is a kind lab.
+type Lab struct {
+	Cfg *config.Config
+	// Restore is how members restore a failed-over FlinkDeployment: the
+	// restore webhook (default) or Kyverno calling the webhook's /locate.
+	Restore string
+	// ImageTag tags the images the lab builds (Karmada, Flink job, webhook).
+	ImageTag string
+	out      io.Writer
+}
+
+// New returns the kind lab of cfg; LAB_RESTORE picks the restore mode.
+func New(cfg *config.Config) (*Lab, error) {
+	l := &Lab{Cfg: cfg, Restore: RestoreWebhook, ImageTag: "lab-" + string(cfg.Karmada), out: io.Discard}
+	if v := os.Getenv("LAB_RESTORE"); v != "" {
+		l.Restore = v
+	}
+	if l.Restore != RestoreWebhook && l.Restore != RestoreKyverno {
+		return nil, fmt.Errorf("LAB_RESTORE=%q: want %q (default) or %q", l.Restore, RestoreWebhook, RestoreKyverno)
+	}
+	return l, nil
+}
+
+// State is the kind lab's lab.json.
+type State struct {
+	Provider  string         `json:"provider"`
+	Karmada   string         `json:"karmada"`
+	Restore   string         `json:"restore"`
+	Members   []string       `json:"members"`
+	Ready     bool           `json:"ready"`
+	StartedAt time.Time      `json:"startedAt"`
+	Steps     []steps.Timing `json:"steps,omitempty"`
+}
+
+func (l *Lab) kindDir() string        { return filepath.Join(l.Cfg.Dir, "kind") }
+func (l *Lab) hostKubeconfig() string { return filepath.Join(l.kindDir(), HostCluster+".kubeconfig") }
+func (l *Lab) kubeconfigOf(c string) string {
+	return filepath.Join(l.kindDir(), c+".kubeconfig")
+}
+
+// Up brings the kind lab up. Each step is idempotent, so a second run after a
+// failure continues where the first stopped.
+func (l *Lab) Up(ctx context.Context, out io.Writer) error {
+	l.out = out
+	if err := os.MkdirAll(l.Cfg.LogDir(), 0o755); err != nil {
+		return err
+	}
+	members := l.members()
+	st := &State{Provider: string(config.ProviderKind), Karmada: string(l.Cfg.Karmada), Restore: l.Restore, Members: members, StartedAt: time.Now().UTC()}
+	list := []steps.Step{
+		{Name: "preflight: Docker engine, make, Java, Maven", Run: l.preflight},
+		{Name: "kind clusters (" + HostCluster + ", " + strings.Join(members, ", ") + ")", Run: l.createClusters},
+		{Name: "Karmada images from the " + string(l.Cfg.Karmada) + " tree (upstream's make image-*)", Run: l.buildKarmadaImages},
+		{Name: "Flink job image and restore webhook image", Run: l.buildLabImages},
+		{Name: "kind load docker-image", Run: l.loadImages},
+		{Name: "Karmada on " + HostCluster + " (karmadactl init, the tree's CRDs)", Run: l.installKarmada},
+		{Name: "kubeconfigs (karmada.config, members.config)", Run: l.writeKubeconfigs},
+		{Name: "karmadactl join", Run: l.joinMembers},
+		{Name: "ClusterTaintPolicy", Run: l.applyClusterTaintPolicy},
+		{Name: "MinIO checkpoint store and bucket", Run: l.installMinIO},
+		{Name: "cert-manager and flink-kubernetes-operator on the members", Run: l.installOperators},
+		{Name: "restore (" + l.Restore + ") on the members", Run: l.installRestore},
+	}
+	timings, err := steps.Run(ctx, out, list)
+	st.Steps = timings
+	st.Ready = err == nil
+	if werr := l.writeState(st); werr != nil && err == nil {
+		err = werr
+	}
+	return err
+}
+
+func (l *Lab) members() []string {
+	var m []string
+	for i := 1; i <= l.Cfg.Members; i++ {
+		m = append(m, config.MemberName(i))
+	}
+	return m
+}
+
+func (l *Lab) writeState(st *State) error {
+	b, err := json.MarshalIndent(st, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(l.Cfg.StateFile(), b, 0o644)
+}
+
+// ReadState reads lab.json of a kind lab.
+func ReadState(cfg *config.Config) (*State, error) {
+	b, err := os.ReadFile(cfg.StateFile())
+	if err != nil {
+		return nil, err
+	}
+	var st State
+	if err := json.Unmarshal(b, &st); err != nil {
+		return nil, fmt.Errorf("%s: %w", cfg.StateFile(), err)
+	}
+	return &st, nil
+}
+
+func (l *Lab) preflight(ctx context.Context) error {
+	_, err := l.run(ctx, "preflight", filepath.Join(l.Cfg.Root, "lab", "kind", "preflight.sh"))
+	return err
+}
+
+// Preflight runs lab/kind/preflight.sh alone (Docker engine and host tools);
+// its error names what is missing.
+func Preflight(ctx context.Context, root string) error {
+	cmd := exec.CommandContext(ctx, filepath.Join(root, "lab", "kind", "preflight.sh"))
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Run(); err != nil {
+		if msg := strings.TrimSpace(stderr.String()); msg != "" {
+			return errors.New(strings.TrimPrefix(msg, "ERROR: "))
+		}
+		return err
+	}
+	return nil
+}
+
+func (l *Lab) existingClusters(ctx context.Context) (map[string]bool, error) {
+	out, err := l.run(ctx, "kind-get-clusters", l.Cfg.Bins.Kind, "get", "clusters")
+	if err != nil {
+		return nil, err
+	}
+	have := map[string]bool{}
+	for _, line := range strings.Split(out, "\n") {
+		if line = strings.TrimSpace(line); line != "" {
+			have[line] = true
+		}
+	}
+	return have, nil
+}
+
+func (l *Lab) createClusters(ctx context.Context) error {
+	paths, err := WriteClusterConfigs(l.Cfg, l.kindDir())
+	if err != nil {
+		return err
+	}
+	have, err := l.existingClusters(ctx)
+	if err != nil {
+		return err
+	}
+	for _, name := range ClusterNames(l.Cfg) {
+		if have[name] {
+			fmt.Fprintf(l.out, "   %s exists\n", name)
+		} else if _, err := l.run(ctx, "kind-create-"+name, l.Cfg.Bins.Kind, "create", "cluster", "--name", name,
+			"--config", paths[name], "--kubeconfig", l.kubeconfigOf(name), "--wait", "3m"); err != nil {
+			return err
+		}
+		// The file kind writes for an existing cluster may be gone (lab-clean); export it again.
+		if _, err := l.run(ctx, "kind-kubeconfig-"+name, l.Cfg.Bins.Kind, "export", "kubeconfig", "--name", name,
+			"--kubeconfig", l.kubeconfigOf(name)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// StopMember stops the member's node container: its API server becomes
+// unreachable and its workloads stop, as when a cluster fails.
+func (l *Lab) StopMember(ctx context.Context, name string) error {
+	if _, err := memberIndex(l.Cfg, name); err != nil {
+		return err
+	}
+	_, err := l.run(ctx, "docker-stop-"+name, "docker", "stop", NodeContainer(name))
+	return err
+}
+
+// StartMember starts the member's node container again and waits for its API server.
+func (l *Lab) StartMember(ctx context.Context, name string) error {
+	if _, err := memberIndex(l.Cfg, name); err != nil {
+		return err
+	}
+	if _, err := l.run(ctx, "docker-start-"+name, "docker", "start", NodeContainer(name)); err != nil {
+		return err
+	}
+	return l.waitAPI(ctx, l.kubeconfigOf(name), 3*time.Minute)
+}
+
+func (l *Lab) waitAPI(ctx context.Context, kubeconfig string, timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	for {
+		_, err := l.run(ctx, "readyz", l.Cfg.Bins.Kubectl, "--kubeconfig", kubeconfig, "get", "--raw", "/readyz")
+		if err == nil {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("API server of %s not ready after %s: %w", filepath.Base(kubeconfig), timeout, err)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(2 * time.Second):
+		}
+	}
+}
+
+// Down deletes the lab's kind clusters (MinIO and every workload go with
+// them); the generated files stay in the lab folder.
+func (l *Lab) Down(ctx context.Context, out io.Writer) error {
+	l.out = out
+	have, err := l.existingClusters(ctx)
+	if err != nil {
+		return err
+	}
+	for _, name := range ClusterNames(l.Cfg) {
+		if !have[name] {
+			continue
+		}
+		fmt.Fprintf(out, " • kind delete cluster --name %s\n", name)
+		if _, err := l.run(ctx, "kind-delete-"+name, l.Cfg.Bins.Kind, "delete", "cluster", "--name", name,
+			"--kubeconfig", l.kubeconfigOf(name)); err != nil {
+			return err
+		}
+	}
+	if st, err := ReadState(l.Cfg); err == nil {
+		st.Ready = false
+		return l.writeState(st)
+	}
+	return nil
+}
+
+// Clean deletes the clusters and the lab folder.
+func (l *Lab) Clean(ctx context.Context, out io.Writer) error {
+	if err := l.Down(ctx, out); err != nil {
+		return err
+	}
+	return os.RemoveAll(l.Cfg.Dir)
+}
+
+// Status lists each cluster's node container and whether its API server is ready.
+func (l *Lab) Status(ctx context.Context, out io.Writer) error {
+	var bad []string
+	fmt.Fprintf(out, "%-14s %-28s %-8s %s\n", "CLUSTER", "CONTAINER", "RUNNING", "API")
+	for _, name := range ClusterNames(l.Cfg) {
+		running, _ := l.run(ctx, "docker-inspect", "docker", "inspect", "-f", "{{.State.Running}}", NodeContainer(name))
+		running = strings.TrimSpace(running)
+		api := "ready"
+		if _, err := l.run(ctx, "readyz", l.Cfg.Bins.Kubectl, "--kubeconfig", l.kubeconfigOf(name), "get", "--raw", "/readyz"); err != nil {
+			api = "unreachable"
+			bad = append(bad, name)
+		}
+		if running == "" {
+			running = "absent"
+		}
+		fmt.Fprintf(out, "%-14s %-28s %-8s %s\n", name, NodeContainer(name), running, api)
+	}
+	if len(bad) > 0 {
+		return fmt.Errorf("not ready: %s", strings.Join(bad, ", "))
+	}
+	return nil
+}
+
+// Env prints the same exports as the hermetic lab's.
+func (l *Lab) Env() []string {
+	binDirs := []string{filepath.Dir(l.Cfg.Bins.Kubectl), filepath.Dir(l.Cfg.Bins.Karmadactl), filepath.Dir(l.Cfg.Bins.Kind), filepath.Dir(l.Cfg.Bins.Helm)}
+	return []string{
+		"export KUBECONFIG=" + l.Cfg.KarmadaKubeconfig(),
+		"export KARMADA_CONFIG=" + l.Cfg.KarmadaKubeconfig(),
+		"export MEMBERS_CONFIG=" + l.Cfg.MembersKubeconfig(),
+		"export KARMADA_CONTEXT=" + config.KarmadaContext,
+		"export PATH=" + strings.Join(binDirs, ":") + ":$PATH",
+	}
+}
+
+// run runs a command with its output in logs/kind-<name>.log and returns its
+// stdout; on failure the error carries the command and the log's last lines.
+func (l *Lab) run(ctx context.Context, name, bin string, args ...string) (string, error) {
+	return l.runIn(ctx, "", nil, name, bin, args...)
+}
+
+func (l *Lab) runIn(ctx context.Context, dir string, env []string, name, bin string, args ...string) (string, error) {
+	if bin == "" {
+		return "", fmt.Errorf("%s: binary not found; run hack/build-kind-tools.sh (make lab-up does)", name)
+	}
+	logPath := filepath.Join(l.Cfg.LogDir(), "kind-"+name+".log")
+	if err := os.MkdirAll(filepath.Dir(logPath), 0o755); err != nil {
+		return "", err
+	}
+	logFile, err := os.Create(logPath)
+	if err != nil {
+		return "", err
+	}
+	defer logFile.Close()
+	fmt.Fprintf(logFile, "$ %s %s\n", bin, strings.Join(args, " "))
+	var stdout bytes.Buffer
+	cmd := exec.CommandContext(ctx, bin, args...)
+	cmd.Dir = dir
+	if env != nil {
+		cmd.Env = append(os.Environ(), env...)
+	}
+	cmd.Stdout = io.MultiWriter(&stdout, logFile)
+	cmd.Stderr = logFile
+	if err := cmd.Run(); err != nil {
+		return stdout.String(), fmt.Errorf("%s %s: %w\n%s", filepath.Base(bin), strings.Join(args, " "), err, tail(logPath, 15))
+	}
+	return stdout.String(), nil
+}
+
+func tail(path string, n int) string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return ""
+	}
+	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return "  " + strings.Join(lines, "\n  ")
+}
