@@ -55,7 +55,6 @@ var _ = SynchronizedBeforeSuite(func(ctx SpecContext) []byte {
 		Expect(err).NotTo(HaveOccurred())
 		if st, err := kind.ReadState(cfg); err != nil || !st.Ready {
 			By("bringing the kind lab up (it was not up)")
-			Expect(kind.Preflight(ctx, root)).To(Succeed())
 			Expect(kl.Up(ctx, GinkgoWriter)).To(Succeed())
 			broughtUp = true
 		}

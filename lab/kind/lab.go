@@ -135,10 +135,7 @@ func ReadState(cfg *config.Config) (*State, error) {
 	return &st, nil
 }
 
-func (l *Lab) preflight(ctx context.Context) error {
-	_, err := l.run(ctx, "preflight", filepath.Join(l.Cfg.Root, "lab", "kind", "preflight.sh"))
-	return err
-}
+func (l *Lab) preflight(ctx context.Context) error { return Preflight(ctx, l.Cfg.Root) }
 
 // Preflight runs lab/kind/preflight.sh alone (Docker engine and host tools);
 // its error names what is missing.
