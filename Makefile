@@ -22,7 +22,7 @@ lab-up: $(if $(KIND_LAB),kind-preflight kind-tools,) build $(if $(KIND_LAB),,lab
 	@$(LAB) up
 
 .PHONY: test
-test: verify-series test-go verify-apis lint verify-kind-lab e2e-smoke ## Run the whole test suite: series checks, upstream unit tests of touched packages, our Go tests, the kind lab's static checks, the lab smoke e2e.
+test: verify-series test-go verify-kwok-stages verify-apis lint verify-kind-lab e2e-smoke ## Run the whole test suite: series checks, upstream unit tests of touched packages, our Go tests, the lab's kwok stages, the kind lab's static checks, the lab smoke e2e.
 
 ##@ Lab (LAB_MEMBERS=3, LAB_KARMADA=patched|upstream, LAB_RETAIN=1; see README)
 
@@ -111,6 +111,14 @@ flink-demo: build lab-binaries lab-cli flink-job ## On the lab (started if neede
 	E2E_KEEP_LAB=1 go test $(E2E_FLAGS) -ginkgo.focus="Flink cluster failover" -ginkgo.label-filter=flink 2>&1 | tee $(E2E_ARTIFACTS)/flink-demo.log | grep -E "STEP|restored from|FAIL|ok " || true
 	@sed -n '/^## Flink/,$$p' $(E2E_ARTIFACTS)/report.md
 	@grep -E "^ +restored from .* lost=0 " $(E2E_ARTIFACTS)/flink-demo.log | tail -1 | sed 's/^ *//' | grep . || { echo "flink-demo: no restore without loss (log: $(E2E_ARTIFACTS)/flink-demo.log)"; exit 1; }
+
+.PHONY: upstream-e2e
+upstream-e2e: lab-cli ## Karmada's own e2e suite (test/e2e/suites/base of _output/src/karmada) against the running lab, with upstream's flags and contexts (FOCUS=regexp, default 'failover testing'; SKIP=regexp).
+	@FOCUS="$(FOCUS)" SKIP="$(SKIP)" hack/upstream-e2e.sh
+
+.PHONY: verify-kwok-stages
+verify-kwok-stages: ## The lab's kwok stages (image pulls that fail, crashing containers, failing probes) driven through kwok's own stage code at the pinned version.
+	cd lab/tools/kwok && go test $(GO_TEST_FLAGS) ./stages/
 
 .PHONY: e2e-smoke
 e2e-smoke: build lab-binaries ## The smoke subset (label smoke): brings the lab up if needed, propagates a Deployment, tears down.

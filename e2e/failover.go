@@ -31,7 +31,16 @@ const (
 	// FaultPodsNotReady: the workload's pods stop being ready in the member
 	// (application failover).
 	FaultPodsNotReady Fault = "pods-not-ready"
+	// FaultImagePull: an OverridePolicy replaces the workload's image registry
+	// with "fake" in the member, as Karmada's own e2e suite does; the new pods
+	// cannot pull it (application failover). Works on both labs: kwok's stages
+	// in the hermetic lab, a kubelet in the kind lab.
+	FaultImagePull Fault = "image-pull"
 )
+
+// applicationFailure tells whether a fault makes the application fail (as
+// opposed to the cluster).
+func (f Fault) applicationFailure() bool { return f == FaultPodsNotReady || f == FaultImagePull }
 
 // The preserved state rule of the scenarios: the Deployment's replica count as
 // reported by the member, carried as a label to the destination.
@@ -77,13 +86,13 @@ func FailoverSpec(ctx context.Context, inputGetter func() FailoverSpecInput) {
 
 	It("records the failover once, marks the destination only, and the workload is Available there", func(ctx SpecContext) {
 		reason := workv1alpha2.FailoverReason("ClusterFailure")
-		if input.Fault == FaultPodsNotReady {
+		if input.Fault.applicationFailure() {
 			reason = "ApplicationFailure"
 		}
 		By("propagating a Deployment to one of " + strings.Join(input.Candidates, ", "))
 		e.deployWithPolicy(ctx, name, 2, framework.PolicyInput{
 			Clusters: input.Candidates, TolerationSeconds: 10,
-			ClusterFailover: input.Fault != FaultPodsNotReady, ApplicationFailover: input.Fault == FaultPodsNotReady,
+			ClusterFailover: !input.Fault.applicationFailure(), ApplicationFailover: input.Fault.applicationFailure(),
 			StateRules: map[string]string{stateLabel: "{.replicas}"}, PurgeMode: input.PurgeMode,
 		})
 		placed := e.waitPlaced(ctx, name)
@@ -103,6 +112,17 @@ func FailoverSpec(ctx context.Context, inputGetter func() FailoverSpecInput) {
 			e.cleanups = append(e.cleanups, func(ctx context.Context) { _ = input.Lab.Faults.StartCluster(ctx, source) })
 		case FaultPodsNotReady:
 			Expect(input.Lab.Faults.FailPods(ctx, source, e.ns, "app="+name, false)).To(Succeed())
+		case FaultImagePull:
+			op := framework.NewUnpullableImagePolicy(e.ns, name, name, []string{source})
+			_, err := input.Lab.Karmada.Karmada().PolicyV1alpha1().OverridePolicies(e.ns).Create(ctx, op, metav1.CreateOptions{})
+			Expect(err).NotTo(HaveOccurred())
+			By("seeing the new pods on " + source + " fail to pull fake/ images, as kubectl get pods shows them")
+			e.eventually(ctx, "wait-failover", func(g Gomega, ctx context.Context) {
+				reasons, err := framework.PodWaitingReasons(ctx, input.Lab.Member(source), e.ns, "app="+name)
+				g.Expect(err).NotTo(HaveOccurred())
+				g.Expect(reasons["ErrImagePull"]+reasons["ImagePullBackOff"]).To(BeNumerically(">", 0), "pods waiting on %s: %v", source, reasons)
+			}).Should(Succeed())
+			e.timeline.Mark("image pull failing on " + source)
 		}
 
 		By("waiting for Karmada to move the Deployment away from " + source)

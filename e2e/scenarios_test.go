@@ -41,6 +41,12 @@ var _ = Describe("Application failover when the pods stop being ready", Label("l
 	})
 })
 
+var _ = Describe("Application failover when the image cannot be pulled", Label("lab", "fault"), func() {
+	FailoverSpec(context.TODO(), func() FailoverSpecInput {
+		return FailoverSpecInput{E2EConfig: e2eConfig, Lab: lab, ArtifactFolder: artifacts, Fault: FaultImagePull, Candidates: []string{"member2", "member3"}}
+	})
+})
+
 var _ = Describe("Consecutive failovers past the history limit", Label("lab", "fault", "slow"), func() {
 	ConsecutiveFailoversSpec(context.TODO(), func() ConsecutiveFailoversSpecInput {
 		return ConsecutiveFailoversSpecInput{E2EConfig: e2eConfig, Lab: lab, ArtifactFolder: artifacts, Failovers: historyLimit + 1, HistoryLimit: historyLimit}

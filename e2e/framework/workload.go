@@ -207,3 +207,42 @@ func DeploymentAvailable(ctx context.Context, m *ClusterProxy, namespace, name s
 	}
 	return nil
 }
+
+// NewUnpullableImagePolicy is the OverridePolicy Karmada's own e2e suite uses
+// to make an application unhealthy in some clusters: it replaces the registry
+// of the target Deployment's images with "fake" there, an image no node can
+// pull (the hermetic lab's kwok stages treat `fake/` as missing, a kubelet
+// fails to pull it).
+func NewUnpullableImagePolicy(namespace, name, target string, clusters []string) *policyv1alpha1.OverridePolicy {
+	return &policyv1alpha1.OverridePolicy{
+		ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name},
+		Spec: policyv1alpha1.OverrideSpec{
+			ResourceSelectors: []policyv1alpha1.ResourceSelector{{APIVersion: "apps/v1", Kind: "Deployment", Name: target}},
+			OverrideRules: []policyv1alpha1.RuleWithCluster{{
+				TargetCluster: &policyv1alpha1.ClusterAffinity{ClusterNames: clusters},
+				Overriders: policyv1alpha1.Overriders{ImageOverrider: []policyv1alpha1.ImageOverrider{{
+					Component: policyv1alpha1.Registry, Operator: policyv1alpha1.OverriderOpReplace, Value: "fake",
+				}}},
+			}},
+		},
+	}
+}
+
+// PodWaitingReasons counts the containers of the pods matching selector in a
+// member by the reason they are waiting for (ErrImagePull, ImagePullBackOff,
+// CrashLoopBackOff, ...), as `kubectl get pods` shows it.
+func PodWaitingReasons(ctx context.Context, m *ClusterProxy, namespace, selector string) (map[string]int, error) {
+	pods, err := m.Kube().CoreV1().Pods(namespace).List(ctx, metav1.ListOptions{LabelSelector: selector})
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]int{}
+	for _, p := range pods.Items {
+		for _, cs := range p.Status.ContainerStatuses {
+			if cs.State.Waiting != nil {
+				out[cs.State.Waiting.Reason]++
+			}
+		}
+	}
+	return out, nil
+}

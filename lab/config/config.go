@@ -57,6 +57,15 @@ type Config struct {
 	TolerationSeconds       int64
 	FailoverHistoryLimit    int
 	NodesPerMember          int
+
+	// RestoreMissingGrace is the restore webhook's --missing-grace: how long it
+	// denies a failed-over FlinkDeployment it has no state for before admitting
+	// it to start fresh (LAB_RESTORE_MISSING_GRACE, default 5m as the webhook's).
+	RestoreMissingGrace string
+
+	// ImagePull decides which images the hermetic lab's members can pull (kwok
+	// stands in for kubelets); see ImagePullRule.
+	ImagePull ImagePullRule
 }
 
 // Ports are the loopback ports of the lab's processes. They sit below Linux's
@@ -180,6 +189,8 @@ func (c *Config) S3Dir() string             { return filepath.Join(c.Dir, "s3") 
 //	LAB_PROVIDER (local|kind), LAB_KARMADA (patched|upstream), LAB_MEMBERS (default 3),
 //	LAB_DIR (default _output/lab; _output/lab-kind for LAB_PROVIDER=kind), LAB_NODES_PER_MEMBER (default 4),
 //	LAB_FAILOVER_HISTORY_LIMIT (default 5), LAB_TOLERATION_SECONDS (default 10),
+//	LAB_RESTORE_MISSING_GRACE (the restore webhook's --missing-grace, default 5m),
+//	LAB_UNPULLABLE_IMAGES, LAB_PULLABLE_IMAGES (image prefixes, see ImagePullRule),
 //	LAB_BIN_<NAME> to use a binary from elsewhere (see Binaries).
 func Load(root string) (*Config, error) {
 	c := &Config{
@@ -188,6 +199,7 @@ func Load(root string) (*Config, error) {
 		Karmada:                 Flavour(env("LAB_KARMADA", string(FlavourPatched))),
 		ClusterFailureThreshold: env("LAB_CLUSTER_FAILURE_THRESHOLD", "10s"),
 		ClusterMonitorGrace:     env("LAB_CLUSTER_MONITOR_GRACE_PERIOD", "20s"),
+		RestoreMissingGrace:     env("LAB_RESTORE_MISSING_GRACE", "5m"),
 		Ports: Ports{
 			EtcdClient: 24379, EtcdPeer: 24380, EtcdMetrics: 24381, KarmadaAPIServer: 24443, KubeControllerManager: 24257,
 			AggregatedAPIServer: 24444, Webhook: 24445, WebhookMetrics: 24446, WebhookHealth: 24447,
@@ -220,6 +232,9 @@ func Load(root string) (*Config, error) {
 		return nil, err
 	}
 	c.TolerationSeconds = int64(tol)
+	if c.ImagePull, err = loadImagePullRule(); err != nil {
+		return nil, err
+	}
 	switch c.Provider {
 	case ProviderLocal, ProviderKind:
 	default:

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -74,7 +75,7 @@ func (l *Lab) memberKubeconfig(name string) string {
 // memberConfig writes the kwokctl configuration of member i: the local
 // binaries, loopback ports chosen by the lab (kwokctl's own picks race when
 // clusters are created one after another), and the stages: kwok's defaults and
-// the lab's chaos stage.
+// the lab's (KwokStages).
 func (l *Lab) memberConfig(i int) (string, error) {
 	b := l.Cfg.Bins
 	p := l.Cfg.Ports.Member(i)
@@ -99,19 +100,45 @@ options:
   kwokControllerBinary: %s
 `, config.Host, l.kubeVersion(), p.APIServer, p.Etcd, p.EtcdPeer, p.ControllerManager, p.Scheduler, p.KwokController,
 		b.KubeAPIServer, b.KubeControllerManager, b.KubeScheduler, b.Kubectl, b.Etcd, b.Kwok)
-	stages, err := filepath.Glob(filepath.Join(b.KwokStages, "*.yaml"))
+	stages, err := l.KwokStages()
 	if err != nil {
 		return "", err
+	}
+	doc.Write(stages)
+	path := filepath.Join(l.Cfg.KwokDir(), config.MemberName(i)+".yaml")
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return "", err
+	}
+	return path, os.WriteFile(path, []byte(doc.String()), 0o644)
+}
+
+// KwokStages are the kwok Stage documents every member runs: kwok's defaults
+// (node-initialize, heartbeat, pod-ready, pod-complete, pod-delete) and the
+// lab's own (lab/manifests/kwok: chaos label, image pulls that fail, crashing
+// containers, failing readiness probes), with the lab's image-pull rule
+// rendered in. Each document starts with "---".
+func (l *Lab) KwokStages() ([]byte, error) {
+	defaults, err := filepath.Glob(filepath.Join(l.Cfg.Bins.KwokStages, "*.yaml"))
+	if err != nil {
+		return nil, err
+	}
+	if len(defaults) == 0 {
+		return nil, fmt.Errorf("no kwok default stages in %q (run `make lab-binaries`)", l.Cfg.Bins.KwokStages)
 	}
 	ours, err := filepath.Glob(filepath.Join(l.Cfg.Root, "lab", "manifests", "kwok", "*.yaml"))
 	if err != nil {
-		return "", err
+		return nil, err
 	}
-	sort.Strings(stages)
-	for _, f := range append(stages, ours...) {
+	sort.Strings(defaults)
+	sort.Strings(ours)
+	var doc bytes.Buffer
+	for _, f := range append(defaults, ours...) {
 		s, err := os.ReadFile(f)
 		if err != nil {
-			return "", err
+			return nil, err
+		}
+		if s, err = renderStage(s, l.Cfg.ImagePull); err != nil {
+			return nil, fmt.Errorf("%s: %w", f, err)
 		}
 		doc.WriteString("---\n")
 		doc.Write(s)
@@ -119,11 +146,34 @@ options:
 			doc.WriteString("\n")
 		}
 	}
-	path := filepath.Join(l.Cfg.KwokDir(), config.MemberName(i)+".yaml")
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return "", err
+	return doc.Bytes(), nil
+}
+
+// stagePlaceholder is where a stage file of the lab takes the image-pull rule:
+// [[unpullable:jq]] a jq expression over the pod (selectors), [[unpullable:$v]]
+// a Go template condition over the image in variable $v (status templates).
+var stagePlaceholder = regexp.MustCompile(`\[\[unpullable:([^\]]*)\]\]`)
+
+func renderStage(s []byte, rule config.ImagePullRule) ([]byte, error) {
+	var bad error
+	out := stagePlaceholder.ReplaceAllFunc(s, func(m []byte) []byte {
+		arg := string(stagePlaceholder.FindSubmatch(m)[1])
+		switch {
+		case arg == "jq":
+			return []byte(rule.PodJQ())
+		case strings.HasPrefix(arg, "$") && !strings.ContainsAny(arg, " ()\"'"):
+			return []byte(rule.TemplateCond(arg))
+		}
+		bad = fmt.Errorf("placeholder %q: want [[unpullable:jq]] or [[unpullable:$variable]]", m)
+		return m
+	})
+	if bad != nil {
+		return nil, bad
 	}
-	return path, os.WriteFile(path, []byte(doc.String()), 0o644)
+	if i := bytes.Index(out, []byte("[[unpullable")); i >= 0 {
+		return nil, fmt.Errorf("placeholder left after rendering: %.40s", out[i:])
+	}
+	return out, nil
 }
 
 // kubeVersion is the version of the Kubernetes binaries, taken from their

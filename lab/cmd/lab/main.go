@@ -11,6 +11,7 @@
 //	lab member stop|start NAME  stop or start a member cluster's processes
 //	lab taint NAME KEY[=V]:EFFECT [--remove]
 //	lab fail-pods --cluster NAME --namespace NS --selector SEL [--heal]
+//	lab kwok-stages             print the kwok stages every member of the hermetic lab runs
 //
 // Settings come from the environment (lab/config): LAB_PROVIDER=local|kind,
 // LAB_MEMBERS, LAB_KARMADA=patched|upstream, LAB_DIR, LAB_RETAIN=1,
@@ -50,7 +51,8 @@ func main() {
 
 func usage() error {
 	return errors.New(`usage: lab up | down | clean | status | env | member stop|start NAME |
-       taint NAME KEY[=VALUE]:EFFECT [--remove] | fail-pods --cluster NAME --namespace NS --selector SEL [--heal]`)
+       taint NAME KEY[=VALUE]:EFFECT [--remove] | fail-pods --cluster NAME --namespace NS --selector SEL [--heal] |
+       kwok-stages`)
 }
 
 func run(args []string) error {
@@ -121,6 +123,16 @@ func run(args []string) error {
 		}
 		// Through the Karmada API server alone, the same on both labs.
 		return local.New(cfg).TaintCluster(ctx, fs.Arg(0), fs.Arg(1), *remove)
+	case "kwok-stages":
+		// What the hermetic lab's stand-in kubelets do, with the image-pull rule
+		// (LAB_UNPULLABLE_IMAGES, LAB_PULLABLE_IMAGES) rendered in.
+		fmt.Fprintf(os.Stderr, "# image-pull rule: %s\n", cfg.ImagePull.Describe())
+		b, err := local.New(cfg).KwokStages()
+		if err != nil {
+			return err
+		}
+		_, err = os.Stdout.Write(b)
+		return err
 	case "fail-pods":
 		fs := flag.NewFlagSet("fail-pods", flag.ContinueOnError)
 		cluster := fs.String("cluster", "", "member cluster")
