@@ -12,6 +12,7 @@ import (
 	. "github.com/onsi/gomega"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/utils/ptr"
@@ -208,9 +209,11 @@ type ForgedMarkerSpecInput struct {
 
 // ForgedMarkerSpec: a user (not Karmada) creates a FlinkDeployment directly in
 // a member with Karmada's failover marker and another job's ID, to make the
-// restore webhook hand it that job's state. A user observes: the object is
-// admitted unchanged except for the webhook's decision annotation
-// ignored-untrusted-marker; no initialSavepointPath is set.
+// restore webhook hand it that job's state. A user observes: the create is
+// refused (the webhook never starts a marked job fresh silently) with a
+// message naming the identity it honours; with a marker time past the
+// webhook's grace it is admitted, with decision ignored-untrusted-marker and no
+// initialSavepointPath. Either way nothing of that job is restored.
 func ForgedMarkerSpec(ctx context.Context, inputGetter func() ForgedMarkerSpecInput) {
 	var (
 		input ForgedMarkerSpecInput
@@ -231,13 +234,25 @@ func ForgedMarkerSpec(ctx context.Context, inputGetter func() ForgedMarkerSpecIn
 			_, err := m.Kube().CoreV1().Namespaces().Get(ctx, e.ns, metav1.GetOptions{})
 			return err
 		}).Should(Succeed())
-		fd := framework.NewFlinkDeployment(e.ns, name, "s3://flink-checkpoints/"+e.ns+"/"+name)
-		fd.SetLabels(map[string]string{framework.FailoverReasonLabel: "ClusterFailure", jobIDLabel: "0123456789abcdef0123456789abcdef"})
-		created, err := m.Dynamic().Resource(framework.FlinkDeploymentGVR).Namespace(e.ns).Create(ctx, fd, metav1.CreateOptions{})
+		forged := func(time string) *unstructured.Unstructured {
+			fd := framework.NewFlinkDeployment(e.ns, name, "s3://flink-checkpoints/"+e.ns+"/"+name)
+			fd.SetLabels(map[string]string{framework.FailoverReasonLabel: "ClusterFailure", jobIDLabel: "0123456789abcdef0123456789abcdef"})
+			if time != "" {
+				fd.SetAnnotations(map[string]string{framework.FailoverTimeAnnotation: time})
+			}
+			return fd
+		}
+		fds := m.Dynamic().Resource(framework.FlinkDeploymentGVR).Namespace(e.ns)
+		By("a fresh forged marker: the create is refused")
+		_, err := fds.Create(ctx, forged(""), metav1.CreateOptions{})
+		Expect(err).To(HaveOccurred())
+		Expect(apierrors.IsForbidden(err)).To(BeTrue(), "want 403 Forbidden, got %v", err)
+		Expect(err.Error()).To(ContainSubstring("Karmada"), "the message names the identity the webhook honours")
+
+		By("a forged marker older than the webhook's grace: admitted without state")
+		created, err := fds.Create(ctx, forged(metav1.Now().Add(-24*time.Hour).UTC().Format(time.RFC3339)), metav1.CreateOptions{})
 		Expect(err).NotTo(HaveOccurred())
-		e.cleanups = append(e.cleanups, func(ctx context.Context) {
-			_ = m.Dynamic().Resource(framework.FlinkDeploymentGVR).Namespace(e.ns).Delete(ctx, name, metav1.DeleteOptions{})
-		})
+		e.cleanups = append(e.cleanups, func(ctx context.Context) { _ = fds.Delete(ctx, name, metav1.DeleteOptions{}) })
 		Expect(created.GetAnnotations()).To(HaveKeyWithValue("restore.lab.karmada.io/decision", "ignored-untrusted-marker"))
 		path, _, _ := unstructured.NestedString(created.Object, "spec", "job", "initialSavepointPath")
 		Expect(path).To(BeEmpty())

@@ -234,11 +234,14 @@ func (l *Lab) installRestore(ctx context.Context) error {
 	}
 	for _, m := range l.members() {
 		f, err := l.render("restore-webhook.yaml", "restore-webhook-"+m+".yaml", map[string]any{"Image": l.RestoreWebhookImage(),
-			"AccessKey": creds.AccessKey, "SecretKey": creds.SecretKey})
+			"Member": m, "AccessKey": creds.AccessKey, "SecretKey": creds.SecretKey})
 		if err != nil {
 			return err
 		}
 		if _, err := l.kubectlOn(ctx, m, "apply", "--server-side", "-f", f); err != nil {
+			return err
+		}
+		if _, err := l.kubectlOn(ctx, m, "apply", "--server-side", "-f", filepath.Join(l.Cfg.Root, "restore", "deploy", "rbac.yaml")); err != nil {
 			return err
 		}
 		if _, err := l.kubectlOn(ctx, m, "-n", "flink-restore", "wait", "--for=condition=Ready", "--timeout=3m", "certificate/flink-restore-webhook"); err != nil {

@@ -70,19 +70,32 @@ func (l *Lab) restoreWebhookBinary() string {
 
 // startRestoreWebhook starts the member-side restore webhook (restore/): one
 // process serves every member of the lab (a real deployment runs one per
-// member). It trusts Karmada's Push-mode identities (the karmada-cluster
-// service accounts karmadactl join creates) and reads the lab's S3 store.
-func (l *Lab) startRestoreWebhook(ctx context.Context) error {
+// member). It trusts exactly the Push-mode identities karmadactl join created
+// for these members (system:serviceaccount:karmada-cluster:karmada-<member>)
+// and reads the lab's S3 store, its keys in the child's environment only.
+//
+// The members' API servers call /mutate without a client certificate (kwokctl
+// starts them without an admission configuration), so the lab opts out of
+// caller authentication for /mutate alone (--insecure-allow-anonymous=mutate);
+// /locate still refuses unauthenticated callers.
+func (l *Lab) startRestoreWebhook(ctx context.Context, members []string) error {
 	creds, err := l.ReadS3Credentials()
 	if err != nil {
 		return fmt.Errorf("S3 credentials: %w", err)
 	}
 	crt, key := l.pki(pki.RestoreWebhook)
 	addr := hostPort(l.Cfg.Ports.RestoreWebhook)
-	if _, err := l.Proc.Start(proc.Spec{Name: "flink-restore-webhook", Path: l.restoreWebhookBinary(), Args: []string{
+	args := []string{
 		"--listen=" + addr, "--tls-cert-file=" + crt, "--tls-key-file=" + key,
 		"--s3-endpoint=" + creds.Endpoint, "--s3-region=" + creds.Region,
-	}, Env: []string{"AWS_ACCESS_KEY_ID=" + creds.AccessKey, "AWS_SECRET_ACCESS_KEY=" + creds.SecretKey}}); err != nil {
+		"--sync-mode=Push", "--insecure-allow-anonymous=mutate",
+		"--missing-grace=" + l.Cfg.RestoreMissingGrace,
+	}
+	for _, m := range members {
+		args = append(args, "--cluster-name="+m)
+	}
+	if _, err := l.Proc.Start(proc.Spec{Name: "flink-restore-webhook", Path: l.restoreWebhookBinary(), Args: args,
+		Env: []string{"AWS_ACCESS_KEY_ID=" + creds.AccessKey, "AWS_SECRET_ACCESS_KEY=" + creds.SecretKey}}); err != nil {
 		return err
 	}
 	return l.Proc.WaitReady(ctx, "flink-restore-webhook", proc.Probe{URL: "https://" + addr + "/healthz", CAFile: l.caFile()})
@@ -91,7 +104,7 @@ func (l *Lab) startRestoreWebhook(ctx context.Context) error {
 // installFlink installs the CRD in Karmada and every member, starts the restore
 // webhook and registers it in every member, and starts the runners.
 func (l *Lab) installFlink(ctx context.Context, members []string) error {
-	if err := l.startRestoreWebhook(ctx); err != nil {
+	if err := l.startRestoreWebhook(ctx, members); err != nil {
 		return err
 	}
 	ca, err := l.caBundle()

@@ -1,21 +1,39 @@
 package checkpoint
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"io/fs"
+	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
+	"syscall"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/aws-sdk-go-v2/service/s3/types"
+	"golang.org/x/sync/errgroup"
 )
 
 // MetadataFile is the file whose presence marks a checkpoint as completed.
 const MetadataFile = "_metadata"
+
+// Defaults of Store.
+const (
+	// DefaultMaxCheckpointDirs bounds the chk-N directories examined for one
+	// job. Flink keeps execution.checkpointing.num-retained completed
+	// checkpoints (default 1) plus the ones in progress.
+	DefaultMaxCheckpointDirs = 1000
+	// DefaultStatConcurrency is the number of _metadata look-ups in flight.
+	DefaultStatConcurrency = 8
+)
 
 // Checkpoint is a completed checkpoint.
 type Checkpoint struct {
@@ -24,27 +42,61 @@ type Checkpoint struct {
 	// SavepointPath is the chk-N directory URI, which Flink accepts as
 	// execution.savepoint.path / spec.job.initialSavepointPath.
 	SavepointPath string `json:"savepointPath"`
+	// Completed is when chk-N/_metadata was written, as the store records it
+	// (S3 Last-Modified, file modification time).
+	Completed time.Time `json:"completed"`
 }
 
 // Locator finds the latest completed checkpoint of a job.
 type Locator interface {
-	// LatestCompleted returns the checkpoint with the highest N such that
-	// <checkpointDir>/<jobID>/chk-N/_metadata exists. It returns an error
-	// wrapping ErrNotFound when there is none, ErrInvalid for bad input and
-	// any other error for store failures (retriable).
+	// LatestCompleted returns the completed checkpoint under
+	// <checkpointDir>/<jobID>/ whose chk-N/_metadata was written last (the
+	// highest N among equal times). It returns an error wrapping ErrNotFound
+	// when there is none, ErrInvalid for bad input and any other error for
+	// store failures (retriable).
 	LatestCompleted(ctx context.Context, checkpointDir, jobID string) (Checkpoint, error)
+	// CompletedAt returns when the savepoint or checkpoint at snapshotPath (a
+	// directory, or its _metadata file) was completed, and ErrNotFound when it
+	// has no _metadata.
+	CompletedAt(ctx context.Context, snapshotPath string) (time.Time, error)
+}
+
+// S3API is the part of the S3 client the Store uses.
+type S3API interface {
+	s3.ListObjectsV2APIClient
+	s3.HeadObjectAPIClient
 }
 
 // Store is the default Locator: S3-compatible storage through S3 and local
 // directories when AllowFile is set.
+//
+// On S3 it lists the chk-N "directories" of the job with a delimiter (one
+// request per 1,000 checkpoints, however many state files they hold) and
+// reads the _metadata object of each with HEAD, newest N first, a few at a
+// time.
 type Store struct {
-	// S3 lists objects; nil disables s3:// locations.
-	S3 s3.ListObjectsV2APIClient
+	// S3 lists and stats objects; nil disables s3:// locations.
+	S3 S3API
 	// AllowFile enables file:// locations (read on the webhook's host).
 	AllowFile bool
+	// MaxCheckpointDirs bounds the chk-N directories examined per job; more
+	// is an error. 0 means DefaultMaxCheckpointDirs.
+	MaxCheckpointDirs int
+	// StatConcurrency is the number of _metadata look-ups in flight; 0 means
+	// DefaultStatConcurrency.
+	StatConcurrency int
 }
 
 var _ Locator = (*Store)(nil)
+
+// candidate is a chk-N directory and, once looked up, the completion time of
+// its _metadata.
+type candidate struct {
+	id        int64
+	name      string
+	completed time.Time
+	complete  bool
+}
 
 // LatestCompleted implements Locator.
 func (s *Store) LatestCompleted(ctx context.Context, checkpointDir, jobID string) (Checkpoint, error) {
@@ -55,27 +107,78 @@ func (s *Store) LatestCompleted(ctx context.Context, checkpointDir, jobID string
 	if err != nil {
 		return Checkpoint{}, err
 	}
+	if err := s.supports(loc); err != nil {
+		return Checkpoint{}, err
+	}
 	jobDir := loc.Join(jobID)
-	var id int64
-	var dir string
+	var cands []candidate
 	if loc.IsS3() {
-		if s.S3 == nil {
-			return Checkpoint{}, fmt.Errorf("%w: S3 locations are not configured in this locator", ErrInvalid)
-		}
-		id, dir, err = latestS3(ctx, s.S3, jobDir)
+		cands, err = s.s3Candidates(ctx, jobDir)
 	} else {
-		if !s.AllowFile {
-			return Checkpoint{}, fmt.Errorf("%w: file:// locations are disabled", ErrInvalid)
-		}
-		id, dir, err = latestFile(jobDir.Key)
+		cands, err = s.fileCandidates(ctx, jobDir)
 	}
 	if err != nil {
 		return Checkpoint{}, err
 	}
-	if dir == "" {
+	best, ok := newest(cands)
+	if !ok {
 		return Checkpoint{}, fmt.Errorf("%w under %s", ErrNotFound, jobDir)
 	}
-	return Checkpoint{ID: id, SavepointPath: jobDir.Join(dir).String()}, nil
+	return Checkpoint{ID: best.id, SavepointPath: jobDir.Join(best.name).String(), Completed: best.completed}, nil
+}
+
+// CompletedAt implements Locator.
+func (s *Store) CompletedAt(ctx context.Context, snapshotPath string) (time.Time, error) {
+	loc, err := ParseLocation(snapshotPath)
+	if err != nil {
+		return time.Time{}, err
+	}
+	if err := s.supports(loc); err != nil {
+		return time.Time{}, err
+	}
+	if loc.Base() != MetadataFile {
+		loc = loc.Join(MetadataFile)
+	}
+	var t time.Time
+	var found bool
+	if loc.IsS3() {
+		t, found, err = headTime(ctx, s.S3, loc)
+	} else {
+		t, found, err = statTime(loc.Key)
+	}
+	switch {
+	case err != nil:
+		return time.Time{}, err
+	case !found:
+		return time.Time{}, fmt.Errorf("%w: %s does not exist", ErrNotFound, loc)
+	}
+	return t, nil
+}
+
+func (s *Store) supports(loc Location) error {
+	switch {
+	case loc.IsS3() && s.S3 == nil:
+		return fmt.Errorf("%w: S3 locations are not configured in this locator", ErrInvalid)
+	case !loc.IsS3() && !s.AllowFile:
+		return fmt.Errorf("%w: file:// locations are disabled", ErrInvalid)
+	}
+	return nil
+}
+
+// newest returns the completed candidate written last, the highest N among
+// equal times.
+func newest(cands []candidate) (candidate, bool) {
+	var best candidate
+	found := false
+	for _, c := range cands {
+		if !c.complete {
+			continue
+		}
+		if !found || c.completed.After(best.completed) || (c.completed.Equal(best.completed) && c.id > best.id) {
+			best, found = c, true
+		}
+	}
+	return best, found
 }
 
 // parseChk parses "chk-<digits>" and returns N.
@@ -96,63 +199,137 @@ func parseChk(name string) (int64, bool) {
 	return n, true
 }
 
-// latestS3 lists <jobDir>/chk- and returns the highest N (and the "chk-N"
-// segment as written in the store) among keys <jobDir>/chk-N/_metadata.
-func latestS3(ctx context.Context, client s3.ListObjectsV2APIClient, jobDir Location) (int64, string, error) {
-	prefix := jobDir.Key + "/chk-"
-	p := s3.NewListObjectsV2Paginator(client, &s3.ListObjectsV2Input{
-		Bucket: aws.String(jobDir.Bucket),
-		Prefix: aws.String(prefix),
+// addCandidate appends name if it is a chk-N directory, enforcing the bound.
+func (s *Store) addCandidate(cands []candidate, jobDir Location, name string) ([]candidate, error) {
+	n, ok := parseChk(name)
+	if !ok {
+		return cands, nil
+	}
+	if limit := cmp.Or(s.MaxCheckpointDirs, DefaultMaxCheckpointDirs); len(cands) >= limit {
+		return nil, fmt.Errorf("%s holds more than %d chk-N directories; lower execution.checkpointing.num-retained or clean up old checkpoints", jobDir, limit)
+	}
+	return append(cands, candidate{id: n, name: name}), nil
+}
+
+// stat looks up the _metadata of every candidate, newest N first, a few at a
+// time, and records which are complete.
+func (s *Store) stat(ctx context.Context, cands []candidate, lookup func(ctx context.Context, c candidate) (time.Time, bool, error)) error {
+	slices.SortFunc(cands, func(a, b candidate) int { return cmp.Compare(b.id, a.id) })
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(cmp.Or(s.StatConcurrency, DefaultStatConcurrency))
+	for i := range cands {
+		g.Go(func() error {
+			t, ok, err := lookup(gctx, cands[i])
+			cands[i].completed, cands[i].complete = t, ok
+			return err
+		})
+	}
+	return g.Wait()
+}
+
+// s3Candidates lists <jobDir>/chk-*/ with a delimiter and HEADs each
+// chk-N/_metadata. Keys listed as objects rather than common prefixes (a
+// store that ignores the delimiter) name their chk-N directory too.
+func (s *Store) s3Candidates(ctx context.Context, jobDir Location) ([]candidate, error) {
+	prefix := jobDir.Key + "/"
+	p := s3.NewListObjectsV2Paginator(s.S3, &s3.ListObjectsV2Input{
+		Bucket:    aws.String(jobDir.Bucket),
+		Prefix:    aws.String(prefix + "chk-"),
+		Delimiter: aws.String("/"),
+		// XML 1.0 cannot carry control characters: ask for URL-encoded names.
+		EncodingType: types.EncodingTypeUrl,
 	})
-	best, bestDir := int64(-1), ""
+	var cands []candidate
+	seen := map[string]bool{}
 	for p.HasMorePages() {
 		page, err := p.NextPage(ctx)
 		if err != nil {
-			return 0, "", fmt.Errorf("listing s3://%s/%s: %w", jobDir.Bucket, prefix, err)
+			return nil, fmt.Errorf("listing s3://%s/%schk-: %w", jobDir.Bucket, prefix, err)
+		}
+		listed := make([]string, 0, len(page.CommonPrefixes)+len(page.Contents))
+		for _, cp := range page.CommonPrefixes {
+			listed = append(listed, aws.ToString(cp.Prefix))
 		}
 		for _, obj := range page.Contents {
-			rest, ok := strings.CutPrefix(aws.ToString(obj.Key), jobDir.Key+"/")
-			if !ok {
+			listed = append(listed, aws.ToString(obj.Key))
+		}
+		for _, l := range listed {
+			key, err := listedName(l, page.EncodingType)
+			if err != nil {
+				return nil, fmt.Errorf("listing s3://%s/%schk-: %w", jobDir.Bucket, prefix, err)
+			}
+			rest, under := strings.CutPrefix(key, prefix)
+			name, _, isDir := strings.Cut(rest, "/")
+			if !under || !isDir || seen[name] {
 				continue
 			}
-			dir, file, ok := strings.Cut(rest, "/")
-			if !ok || file != MetadataFile {
-				continue
-			}
-			if n, ok := parseChk(dir); ok && n > best {
-				best, bestDir = n, dir
+			seen[name] = true
+			if cands, err = s.addCandidate(cands, jobDir, name); err != nil {
+				return nil, err
 			}
 		}
 	}
-	if bestDir == "" {
-		return 0, "", nil
-	}
-	return best, bestDir, nil
+	err := s.stat(ctx, cands, func(ctx context.Context, c candidate) (time.Time, bool, error) {
+		return headTime(ctx, s.S3, jobDir.Join(c.name, MetadataFile))
+	})
+	return cands, err
 }
 
-// latestFile scans a local job directory.
-func latestFile(jobDir string) (int64, string, error) {
-	entries, err := os.ReadDir(jobDir)
+// listedName decodes a key or prefix of a listing; stores that ignore
+// encoding-type=url say so by not echoing it, and their names are raw.
+func listedName(name string, enc types.EncodingType) (string, error) {
+	if enc != types.EncodingTypeUrl {
+		return name, nil
+	}
+	return url.QueryUnescape(name)
+}
+
+// headTime returns the Last-Modified time of an S3 object; found is false
+// when it does not exist.
+func headTime(ctx context.Context, client s3.HeadObjectAPIClient, obj Location) (t time.Time, found bool, err error) {
+	out, err := client.HeadObject(ctx, &s3.HeadObjectInput{Bucket: aws.String(obj.Bucket), Key: aws.String(obj.Key)})
+	var re *awshttp.ResponseError
+	switch {
+	case errors.As(err, &re) && re.HTTPStatusCode() == 404:
+		return time.Time{}, false, nil
+	case err != nil:
+		return time.Time{}, false, fmt.Errorf("reading %s: %w", obj, err)
+	}
+	return aws.ToTime(out.LastModified), true, nil
+}
+
+// fileCandidates scans a local job directory.
+func (s *Store) fileCandidates(ctx context.Context, jobDir Location) ([]candidate, error) {
+	entries, err := os.ReadDir(jobDir.Key)
 	if errors.Is(err, fs.ErrNotExist) {
-		return 0, "", nil
+		return nil, nil
 	}
 	if err != nil {
-		return 0, "", fmt.Errorf("reading %s: %w", jobDir, err)
+		return nil, fmt.Errorf("reading %s: %w", jobDir.Key, err)
 	}
-	best, bestDir := int64(-1), ""
+	var cands []candidate
 	for _, e := range entries {
-		n, ok := parseChk(e.Name())
-		if !ok || n <= best {
-			continue
+		if cands, err = s.addCandidate(cands, jobDir, e.Name()); err != nil {
+			return nil, err
 		}
-		st, err := os.Stat(filepath.Join(jobDir, e.Name(), MetadataFile))
-		if err != nil || !st.Mode().IsRegular() {
-			continue
-		}
-		best, bestDir = n, e.Name()
 	}
-	if bestDir == "" {
-		return 0, "", nil
+	err = s.stat(ctx, cands, func(_ context.Context, c candidate) (time.Time, bool, error) {
+		return statTime(filepath.Join(jobDir.Key, c.name, MetadataFile))
+	})
+	return cands, err
+}
+
+// statTime returns the modification time of a regular file; found is false
+// when there is none (a missing file or a directory named _metadata).
+func statTime(name string) (t time.Time, found bool, err error) {
+	st, err := os.Stat(name)
+	switch {
+	case errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR):
+		return time.Time{}, false, nil
+	case err != nil:
+		return time.Time{}, false, fmt.Errorf("reading %s: %w", name, err)
+	case !st.Mode().IsRegular():
+		return time.Time{}, false, nil
 	}
-	return best, bestDir, nil
+	return st.ModTime(), true, nil
 }

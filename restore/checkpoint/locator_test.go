@@ -3,6 +3,7 @@ package checkpoint
 import (
 	"context"
 	"errors"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -16,15 +17,26 @@ const (
 
 func TestParseLocation(t *testing.T) {
 	ok := map[string]string{
-		"s3://flink-checkpoints/team-a/job1":   "s3://flink-checkpoints/team-a/job1",
-		"s3://flink-checkpoints/team-a/job1/":  "s3://flink-checkpoints/team-a/job1",
-		"S3://bucket":                          "s3://bucket",
-		"s3a://bucket/x":                       "s3a://bucket/x",
-		"s3p://bucket/x/":                      "s3p://bucket/x",
-		"file:///tmp/ckpt/":                    "file:///tmp/ckpt",
-		"file:/tmp/ckpt":                       "file:///tmp/ckpt",
-		"file://localhost/tmp/ckpt":            "file:///tmp/ckpt",
-		"s3://bucket/with%20space/and-dash_ok": "s3://bucket/with space/and-dash_ok",
+		"s3://flink-checkpoints/team-a/job1":  "s3://flink-checkpoints/team-a/job1",
+		"s3://flink-checkpoints/team-a/job1/": "s3://flink-checkpoints/team-a/job1",
+		"S3://bucket":                         "s3://bucket",
+		"s3a://bucket/x":                      "s3a://bucket/x",
+		"s3p://bucket/x/":                     "s3p://bucket/x",
+		"file:///tmp/ckpt/":                   "file:///tmp/ckpt",
+		"file:/tmp/ckpt":                      "file:///tmp/ckpt",
+		"file://localhost/tmp/ckpt":           "file:///tmp/ckpt",
+		"file:///":                            "file:///",
+		" s3://bucket/x\n":                    "s3://bucket/x",
+		// Literal, as Flink's Path reads them: no percent-decoding, and "?"
+		// and "#" are part of the key.
+		"s3://bucket/with%20space/and-dash_ok": "s3://bucket/with%20space/and-dash_ok",
+		"s3://bucket/with space":               "s3://bucket/with space",
+		"s3://b/a/%2E%2E/other":                "s3://b/a/%2E%2E/other",
+		"s3://b/a?x=1":                         "s3://b/a?x=1",
+		"s3://b/a#frag/b":                      "s3://b/a#frag/b",
+		"s3://b/100%/x":                        "s3://b/100%/x",
+		"s3://b/tab\there/x":                   "s3://b/tab\there/x",
+		"file:///tmp/a?b#c%d":                  "file:///tmp/a?b#c%d",
 	}
 	for in, want := range ok {
 		loc, err := ParseLocation(in)
@@ -35,12 +47,15 @@ func TestParseLocation(t *testing.T) {
 		if got := loc.String(); got != want {
 			t.Errorf("ParseLocation(%q) = %q, want %q", in, got, want)
 		}
+		if again, err := ParseLocation(loc.String()); err != nil || again != loc {
+			t.Errorf("ParseLocation(%q) does not round-trip: %+v, %v", loc.String(), again, err)
+		}
 	}
 	bad := []string{
-		"", "hdfs://nn/ckpt", "/tmp/ckpt", "tmp/ckpt", "s3://", "s3:///nobucket",
-		"s3://b/a/../other", "s3://b/a/%2E%2E/other", "s3://b/a//b", "s3://b/./a",
-		"s3://user@b/a", "s3://b/a?x=1", "s3://b:9000/a", "file://otherhost/tmp", "file:///tmp/../etc",
-		"gs://b/a",
+		"", " ", "hdfs://nn/ckpt", "/tmp/ckpt", "tmp/ckpt", "s3://", "s3:///nobucket", "s3:bucket/x",
+		"s3://b/a/../other", "s3://b/a//b", "s3://b/./a", "s3://b/a/..",
+		"s3://user@b/a", "s3://b:9000/a", "s3://../a", "s3://b?x/a", "file://otherhost/tmp", "file:///tmp/../etc",
+		"file:tmp", "file://", "gs://b/a", "s3://b/a\\..\\c", "s3://b/a\x01/", "s3://b/\xff",
 	}
 	for _, in := range bad {
 		if _, err := ParseLocation(in); !errors.Is(err, ErrInvalid) {
@@ -49,24 +64,43 @@ func TestParseLocation(t *testing.T) {
 	}
 }
 
-func TestHasPrefix(t *testing.T) {
+func TestWithin(t *testing.T) {
 	cases := []struct {
 		dir, prefix string
 		want        bool
 	}{
 		{"s3://flink-checkpoints/team-a/job1", "s3://flink-checkpoints/team-a/", true},
 		{"s3://flink-checkpoints/team-a", "s3://flink-checkpoints/team-a/", true},
+		{"s3://flink-checkpoints/team-a/job1", "s3://flink-checkpoints/team-a", true},
 		{"s3://flink-checkpoints/team-ab/job1", "s3://flink-checkpoints/team-a/", false},
+		// a prefix template without a trailing slash still compares segments
+		{"s3://flink-checkpoints/team-ab/job1", "s3://flink-checkpoints/team-a", false},
+		{"s3://flink-checkpoints/team-a-old/job1", "s3://flink-checkpoints/team-a", false},
 		{"s3://flink-checkpoints-evil/team-a/job1", "s3://flink-checkpoints/team-a/", false},
-		{"s3a://flink-checkpoints/team-a/job1", "s3://flink-checkpoints/team-a/", false},
+		{"s3://flink-checkpoints/x/team-a/job1", "s3://flink-checkpoints/team-a/", false},
+		// s3, s3a and s3p name the same objects
+		{"s3a://flink-checkpoints/team-a/job1", "s3://flink-checkpoints/team-a/", true},
+		{"s3p://flink-checkpoints/team-a/job1", "s3a://flink-checkpoints/team-a/", true},
+		{"s3://flink-checkpoints/team-a/job1", "s3p://flink-checkpoints/team-a/", true},
+		{"s3://flink-checkpoints/team-a/job1", "file:///flink-checkpoints/team-a/", false},
+		{"file:///flink-checkpoints/team-a/job1", "s3://flink-checkpoints/team-a/", false},
+		{"s3://ckpt-team-a/job1", "s3://ckpt-team-a", true},
+		{"s3://ckpt-team-ab/job1", "s3://ckpt-team-a", false},
+		{"file:///data/team-a/x", "file:///data/team-a/", true},
+		{"file:///data/team-ab/x", "file:///data/team-a", false},
+		{"file:///anything", "file:///", true},
 	}
 	for _, c := range cases {
 		loc, err := ParseLocation(c.dir)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := loc.HasPrefix(c.prefix); got != c.want {
-			t.Errorf("%q HasPrefix %q = %v, want %v", c.dir, c.prefix, got, c.want)
+		prefix, err := ParseLocation(c.prefix)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := loc.Within(prefix); got != c.want {
+			t.Errorf("%q Within %q = %v, want %v", c.dir, c.prefix, got, c.want)
 		}
 	}
 }
@@ -126,9 +160,8 @@ func TestFileLatestCompleted(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := Checkpoint{ID: 10, SavepointPath: "file://" + base + "/" + jobA + "/chk-10"}
-	if got != want {
-		t.Fatalf("got %+v, want %+v", got, want)
+	if got.ID != 10 || got.SavepointPath != "file://"+base+"/"+jobA+"/chk-10" || got.Completed.IsZero() {
+		t.Fatalf("got %+v, want chk-10 with its completion time", got)
 	}
 
 	// A job whose directory has only incomplete checkpoints, and a job that
@@ -178,19 +211,25 @@ func TestS3LatestCompleted(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := (Checkpoint{ID: 10, SavepointPath: "s3://flink-checkpoints/team-a/job1/" + jobA + "/chk-10"}); got != want {
+	if want := (Checkpoint{ID: 10, SavepointPath: "s3://flink-checkpoints/team-a/job1/" + jobA + "/chk-10", Completed: baseTime}); got != want {
 		t.Fatalf("got %+v, want %+v", got, want)
 	}
 	reqs := f.seen()
-	if len(reqs) < 2 {
-		t.Fatalf("expected paging (page size 2), saw %d request(s)", len(reqs))
+	if lists, _ := f.counts(); lists < 2 {
+		t.Fatalf("expected paging (page size 2), saw %d list request(s)", lists)
 	}
 	for _, r := range reqs {
-		if r.URL.Path != "/flink-checkpoints" && r.URL.Path != "/flink-checkpoints/" {
-			t.Errorf("request path %q is not path-style /flink-checkpoints", r.URL.Path)
-		}
-		if p := r.URL.Query().Get("prefix"); p != "team-a/job1/"+jobA+"/chk-" {
-			t.Errorf("prefix = %q", p)
+		if r.Method == http.MethodHead {
+			if !strings.HasPrefix(r.URL.Path, "/flink-checkpoints/team-a/job1/"+jobA+"/chk-") || !strings.HasSuffix(r.URL.Path, "/_metadata") {
+				t.Errorf("HEAD %q is not a path-style chk-N/_metadata of the job", r.URL.Path)
+			}
+		} else {
+			if r.URL.Path != "/flink-checkpoints" && r.URL.Path != "/flink-checkpoints/" {
+				t.Errorf("request path %q is not path-style /flink-checkpoints", r.URL.Path)
+			}
+			if p, d := r.URL.Query().Get("prefix"), r.URL.Query().Get("delimiter"); p != "team-a/job1/"+jobA+"/chk-" || d != "/" {
+				t.Errorf("prefix = %q, delimiter = %q", p, d)
+			}
 		}
 		if a := r.Header.Get("Authorization"); !strings.Contains(a, "Credential=AKIDLAB/") {
 			t.Errorf("request not signed with the configured key: %q", a)
@@ -201,7 +240,7 @@ func TestS3LatestCompleted(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := (Checkpoint{ID: 31, SavepointPath: "s3a://root-bucket/" + jobA + "/chk-31"}); got != want {
+	if want := (Checkpoint{ID: 31, SavepointPath: "s3a://root-bucket/" + jobA + "/chk-31", Completed: baseTime}); got != want {
 		t.Fatalf("bucket root: got %+v, want %+v", got, want)
 	}
 

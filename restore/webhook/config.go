@@ -1,7 +1,7 @@
 // Package webhook implements a mutating admission webhook that restores a
 // FlinkDeployment, re-created by Karmada on the cluster it failed over to,
 // from the latest completed checkpoint of the job that ran on the old
-// cluster, plus a small /locate lookup service for Kyverno's apiCall.
+// cluster, plus /locate, the same decision for Kyverno's apiCall.
 package webhook
 
 import (
@@ -13,6 +13,8 @@ import (
 	"time"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/karmada-failover/lab/restore/checkpoint"
 )
@@ -29,16 +31,21 @@ const (
 
 	// DefaultPrefixTemplate limits lookups to the namespace's own area.
 	DefaultPrefixTemplate = "s3://flink-checkpoints/{namespace}/"
+)
 
-	// Karmada's default execution identity in Push mode is the ServiceAccount
-	// "karmada-<cluster>" in namespace "karmada-cluster" of the member, created
-	// by `karmadactl join` (pkg/util/credential.go,
-	// names.GenerateServiceAccountName). Its groups include
-	// system:serviceaccounts:karmada-cluster.
-	DefaultTrustedGroup = "system:serviceaccounts:karmada-cluster"
-	// The impersonator ServiceAccount in the same namespace is used by
-	// karmada-aggregated-apiserver to impersonate end users (cluster proxy);
-	// it never applies workloads itself, so it is excluded by default.
+// How Karmada applies workloads to a member (Cluster spec.syncMode).
+const (
+	SyncModePush = "Push"
+	SyncModePull = "Pull"
+
+	// DefaultClusterNamespace is the member namespace `karmadactl join`
+	// creates Karmada's ServiceAccount in (its --cluster-namespace).
+	DefaultClusterNamespace = "karmada-cluster"
+	// DefaultAgentServiceAccount is karmada-agent's ServiceAccount as
+	// `karmadactl register` creates it (namespace/name).
+	DefaultAgentServiceAccount = "karmada-system/karmada-agent-sa"
+	// DefaultUntrustedUsername is the ServiceAccount karmada-aggregated-apiserver
+	// impersonates end users with (cluster proxy); it never applies workloads.
 	DefaultUntrustedUsername = "system:serviceaccount:karmada-cluster:karmada-impersonator"
 )
 
@@ -47,24 +54,42 @@ const (
 	AnnotationDecision   = "restore.lab.karmada.io/decision"
 	AnnotationCheckpoint = "restore.lab.karmada.io/checkpoint"
 	AnnotationFromJobID  = "restore.lab.karmada.io/from-job-id"
+	// AnnotationReplacedSavepoint records the template's initialSavepointPath
+	// a newer checkpoint replaced (--user-savepoint=override).
+	AnnotationReplacedSavepoint = "restore.lab.karmada.io/replaced-savepoint"
 )
 
 // Decisions (values of AnnotationDecision).
 const (
-	DecisionRestored           = "restored"
-	DecisionIgnoredUntrusted   = "ignored-untrusted-marker"
-	DecisionNoCheckpoint       = "no-checkpoint-found"
-	DecisionKeptUserSavepoint  = "kept-user-savepoint"
-	DecisionLookupFailedIgnore = "lookup-failed-ignored"
+	// DecisionRestored: initialSavepointPath set to the latest checkpoint.
+	DecisionRestored = "restored"
+	// DecisionRestoredOverUserSavepoint: the template's initialSavepointPath
+	// replaced by a newer checkpoint of the carried job.
+	DecisionRestoredOverUserSavepoint = "restored-over-user-savepoint"
+	// DecisionKeptUserSavepoint: the template's initialSavepointPath kept.
+	DecisionKeptUserSavepoint = "kept-user-savepoint"
+
+	// Admitted without the carried job's state, by the on-missing policy:
+	DecisionIgnoredUntrusted = "ignored-untrusted-marker"
+	DecisionNoJobID          = "no-job-id"
+	DecisionNoCheckpointDir  = "no-checkpoint-dir"
+	DecisionNoCheckpoint     = "no-checkpoint-found"
+	DecisionLookupFailed     = "lookup-failed"
 )
 
 // Policies.
 const (
-	OnMissingStartFresh = "start-fresh"
-	OnMissingDeny       = "deny"
+	// OnMissingDenyUntilGrace denies (Karmada retries) until
+	// failover.karmada.io/time + MissingGrace, then admits without state.
+	OnMissingDenyUntilGrace = "deny-until-grace"
+	OnMissingDeny           = "deny"
+	OnMissingStartFresh     = "start-fresh"
 
-	FailurePolicyFail   = "fail"
-	FailurePolicyIgnore = "ignore"
+	// UserSavepointOverride restores from the carried job's latest checkpoint
+	// unless the template's initialSavepointPath is known to be newer;
+	// UserSavepointKeep always keeps the template's path.
+	UserSavepointOverride = "override"
+	UserSavepointKeep     = "keep"
 
 	// UpgradeModeAuto sets spec.job.upgradeMode=savepoint only when the
 	// savepoint directory is configured (the operator's validator rejects
@@ -75,6 +100,83 @@ const (
 	UpgradeModeAlways = "always"
 	UpgradeModeNever  = "never"
 )
+
+// Defaults of Config.
+const (
+	DefaultMissingGrace  = 5 * time.Minute
+	DefaultLookupTimeout = 7 * time.Second
+)
+
+// KarmadaIdentity describes how Karmada applies workloads to this member, to
+// derive the exact username it does so as.
+type KarmadaIdentity struct {
+	// SyncMode is SyncModePush (karmadactl join) or SyncModePull
+	// (karmada-agent).
+	SyncMode string
+	// ClusterNames (Push) are the member's names in Karmada (`karmadactl join
+	// <name>`); several when one webhook serves several members.
+	ClusterNames []string
+	// ClusterNamespace (Push) is karmadactl join's --cluster-namespace.
+	ClusterNamespace string
+	// AgentServiceAccount (Pull) is karmada-agent's ServiceAccount,
+	// namespace/name.
+	AgentServiceAccount string
+}
+
+// Usernames returns the usernames Karmada applies workloads as:
+// system:serviceaccount:<ClusterNamespace>:karmada-<cluster> for each cluster
+// name in Push mode (the ServiceAccount `karmadactl join` creates,
+// names.GenerateServiceAccountName), karmada-agent's ServiceAccount in Pull
+// mode. Push mode without cluster names derives none.
+func (k KarmadaIdentity) Usernames() ([]string, error) {
+	switch k.SyncMode {
+	case SyncModePush, "":
+		ns := k.ClusterNamespace
+		if ns == "" {
+			ns = DefaultClusterNamespace
+		}
+		if err := dnsLabel("cluster namespace", ns); err != nil {
+			return nil, err
+		}
+		var out []string
+		for _, c := range k.ClusterNames {
+			if errs := validation.IsDNS1123Subdomain(c); len(errs) > 0 {
+				return nil, fmt.Errorf("cluster name %q: %s", c, strings.Join(errs, "; "))
+			}
+			out = append(out, serviceAccountUsername(ns, "karmada-"+c))
+		}
+		return out, nil
+	case SyncModePull:
+		sa := k.AgentServiceAccount
+		if sa == "" {
+			sa = DefaultAgentServiceAccount
+		}
+		ns, name, ok := strings.Cut(sa, "/")
+		if !ok {
+			return nil, fmt.Errorf("karmada-agent ServiceAccount %q: want namespace/name", sa)
+		}
+		if err := dnsLabel("karmada-agent namespace", ns); err != nil {
+			return nil, err
+		}
+		if errs := validation.IsDNS1123Subdomain(name); len(errs) > 0 {
+			return nil, fmt.Errorf("karmada-agent ServiceAccount name %q: %s", name, strings.Join(errs, "; "))
+		}
+		return []string{serviceAccountUsername(ns, name)}, nil
+	default:
+		return nil, fmt.Errorf("sync mode must be %s or %s, not %q", SyncModePush, SyncModePull, k.SyncMode)
+	}
+}
+
+func serviceAccountUsername(namespace, name string) string {
+	return "system:serviceaccount:" + namespace + ":" + name
+}
+
+func dnsLabel(what, v string) error {
+	if errs := validation.IsDNS1123Label(v); len(errs) > 0 {
+		return fmt.Errorf("%s %q: %s", what, v, strings.Join(errs, "; "))
+	}
+	return nil
+}
 
 // Trust decides which requesters may carry Karmada's failover markers.
 type Trust struct {
@@ -101,73 +203,159 @@ func (t Trust) Trusted(u authenticationv1.UserInfo) bool {
 	return false
 }
 
-// Config configures the Handler.
-type Config struct {
-	Trust          Trust
-	JobIDKey       string
-	PrefixTemplate string
-	OnMissing      string
-	FailurePolicy  string
-	UpgradeMode    string
-	Locator        checkpoint.Locator
-	LookupTimeout  time.Duration
-	Logger         *slog.Logger
+// IsEmpty reports whether nobody is trusted.
+func (t Trust) IsEmpty() bool { return len(t.Usernames) == 0 && len(t.Groups) == 0 }
+
+// describe names the trusted identities for messages.
+func (t Trust) describe() string {
+	var parts []string
+	if len(t.Usernames) > 0 {
+		parts = append(parts, "users "+strings.Join(t.Usernames, ", "))
+	}
+	if len(t.Groups) > 0 {
+		parts = append(parts, "groups "+strings.Join(t.Groups, ", "))
+	}
+	if len(parts) == 0 {
+		return "nobody (no trusted identity configured)"
+	}
+	return strings.Join(parts, "; ")
 }
 
-// Validate fills defaults and checks the enums.
+// EventRecorder emits Events (client-go's record.EventRecorder satisfies it).
+type EventRecorder interface {
+	Event(object runtime.Object, eventtype, reason, message string)
+}
+
+// Config configures the Handler.
+type Config struct {
+	Trust    Trust
+	JobIDKey string
+	// PrefixTemplate: checkpoint dirs must lie within it, {namespace}
+	// replaced by the object's namespace; "" disables the check. It is
+	// compared segment by segment (as if it ended in "/"), with s3, s3a and
+	// s3p equivalent.
+	PrefixTemplate string
+	// DefaultCheckpointDir is used when spec.flinkConfiguration sets no
+	// checkpoint directory (the operator's default configuration does);
+	// {namespace} is replaced.
+	DefaultCheckpointDir string
+	OnMissing            string
+	// MissingGrace: with OnMissingDenyUntilGrace, how long after
+	// failover.karmada.io/time a failover without state is denied.
+	MissingGrace  time.Duration
+	UserSavepoint string
+	UpgradeMode   string
+	Locator       checkpoint.Locator
+	LookupTimeout time.Duration
+	// Auth authenticates callers of /mutate and /locate.
+	Auth CallerAuth
+	// Events, when set, receives a Warning Event for every object admitted
+	// without the carried job's state.
+	Events EventRecorder
+	Logger *slog.Logger
+	// Now returns the current time (tests); nil means time.Now.
+	Now func() time.Time
+}
+
+// Validate fills defaults and checks the enums and templates.
 func (c *Config) Validate() error {
 	if c.JobIDKey == "" {
 		c.JobIDKey = DefaultJobIDKey
 	}
 	if c.OnMissing == "" {
-		c.OnMissing = OnMissingStartFresh
+		c.OnMissing = OnMissingDenyUntilGrace
 	}
-	if c.FailurePolicy == "" {
-		c.FailurePolicy = FailurePolicyFail
+	if c.MissingGrace <= 0 {
+		c.MissingGrace = DefaultMissingGrace
+	}
+	if c.UserSavepoint == "" {
+		c.UserSavepoint = UserSavepointOverride
 	}
 	if c.UpgradeMode == "" {
 		c.UpgradeMode = UpgradeModeAuto
 	}
 	if c.LookupTimeout <= 0 {
-		c.LookupTimeout = 7 * time.Second
+		c.LookupTimeout = DefaultLookupTimeout
 	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
 	if c.Locator == nil {
 		return fmt.Errorf("no checkpoint locator")
 	}
-	if c.OnMissing != OnMissingStartFresh && c.OnMissing != OnMissingDeny {
-		return fmt.Errorf("on-missing must be %s or %s, not %q", OnMissingStartFresh, OnMissingDeny, c.OnMissing)
+	for _, e := range []struct{ flag, v string }{
+		{"on-missing", c.OnMissing},
+		{"user-savepoint", c.UserSavepoint},
+		{"set-upgrade-mode", c.UpgradeMode},
+	} {
+		if err := oneOf(e.flag, e.v); err != nil {
+			return err
+		}
 	}
-	if c.FailurePolicy != FailurePolicyFail && c.FailurePolicy != FailurePolicyIgnore {
-		return fmt.Errorf("failure-policy must be %s or %s, not %q", FailurePolicyFail, FailurePolicyIgnore, c.FailurePolicy)
+	if err := c.validateTemplates(); err != nil {
+		return err
 	}
-	switch c.UpgradeMode {
-	case UpgradeModeAuto, UpgradeModeAlways, UpgradeModeNever:
-	default:
-		return fmt.Errorf("set-upgrade-mode must be auto, always or never, not %q", c.UpgradeMode)
-	}
-	if c.PrefixTemplate != "" && !strings.Contains(c.PrefixTemplate, "{namespace}") {
-		c.Logger.Warn("allowed prefix template does not contain {namespace}: every namespace may restore from the same area", "template", c.PrefixTemplate)
+	return c.Auth.validate()
+}
+
+var enums = map[string][]string{
+	"on-missing":       {OnMissingDenyUntilGrace, OnMissingDeny, OnMissingStartFresh},
+	"user-savepoint":   {UserSavepointOverride, UserSavepointKeep},
+	"set-upgrade-mode": {UpgradeModeAuto, UpgradeModeAlways, UpgradeModeNever},
+}
+
+func oneOf(flag, v string) error {
+	if !slices.Contains(enums[flag], v) {
+		return fmt.Errorf("%s must be one of %s, not %q", flag, strings.Join(enums[flag], ", "), v)
 	}
 	return nil
 }
 
-// AllowedPrefix renders the prefix template for a namespace ("" = no limit).
-func (c *Config) AllowedPrefix(namespace string) string {
-	return strings.ReplaceAll(c.PrefixTemplate, "{namespace}", namespace)
+// validateTemplates checks that the templates render to valid locations and
+// normalises the prefix template to end in "/".
+func (c *Config) validateTemplates() error {
+	const sample = "namespace"
+	if c.PrefixTemplate != "" {
+		if !strings.Contains(c.PrefixTemplate, "{namespace}") {
+			c.Logger.Warn("allowed prefix template does not contain {namespace}: every namespace may restore from the same area", "template", c.PrefixTemplate)
+		}
+		if _, err := checkpoint.ParseLocation(render(c.PrefixTemplate, sample)); err != nil {
+			return fmt.Errorf("allowed-prefix-template %q: %w", c.PrefixTemplate, err)
+		}
+		if !strings.HasSuffix(c.PrefixTemplate, "/") {
+			c.PrefixTemplate += "/"
+		}
+	}
+	if c.DefaultCheckpointDir != "" {
+		if _, err := checkpoint.ParseLocation(render(c.DefaultCheckpointDir, sample)); err != nil {
+			return fmt.Errorf("default-checkpoint-dir %q: %w", c.DefaultCheckpointDir, err)
+		}
+	}
+	return nil
 }
 
-// checkPrefix returns a human-readable reason when dir is outside the
+func render(template, namespace string) string {
+	return strings.ReplaceAll(template, "{namespace}", namespace)
+}
+
+// AllowedPrefix renders the prefix template for a namespace ("" = no limit).
+func (c *Config) AllowedPrefix(namespace string) string {
+	return render(c.PrefixTemplate, namespace)
+}
+
+// checkPrefix returns a human-readable reason when loc is outside the
 // namespace's allowed prefix.
-func (c *Config) checkPrefix(namespace string, dir checkpoint.Location) string {
+func (c *Config) checkPrefix(namespace string, loc checkpoint.Location) string {
 	if c.PrefixTemplate == "" {
 		return ""
 	}
 	prefix := c.AllowedPrefix(namespace)
-	if namespace == "" || !dir.HasPrefix(prefix) {
-		return fmt.Sprintf("checkpoint directory %q is outside the area allowed for namespace %q (%q)", dir.String(), namespace, prefix)
+	allowed, err := checkpoint.ParseLocation(prefix)
+	if namespace == "" || err != nil || !loc.Within(allowed) {
+		return fmt.Sprintf("checkpoint directory %q is outside the area allowed for namespace %q (%q)", loc.String(), namespace, prefix)
 	}
 	return ""
 }

@@ -4,7 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"maps"
 	"net/http"
+
+	admissionv1 "k8s.io/api/admission/v1"
+	authenticationv1 "k8s.io/api/authentication/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/karmada-failover/lab/restore/checkpoint"
 )
@@ -16,24 +23,66 @@ type LocateResponse struct {
 	Error         string `json:"error,omitempty"`
 }
 
+// LocateReview is the body of POST /locate: a FlinkDeployment CREATE as
+// Kyverno's apiCall sends it (request.namespace, request.userInfo,
+// request.object, request.dryRun). The caller vouches for userInfo, which is
+// why /locate accepts only authenticated callers (--locate-allowed-username).
+type LocateReview struct {
+	Namespace string                    `json:"namespace"`
+	UserInfo  authenticationv1.UserInfo `json:"userInfo"`
+	Object    json.RawMessage           `json:"object"`
+	DryRun    bool                      `json:"dryRun"`
+}
+
+// LocateDecision is the answer to POST /locate: the same decision /mutate
+// makes, as fields a policy can apply. Every field is always present (empty
+// when there is nothing to set) so that JMESPath never sees null.
+type LocateDecision struct {
+	// Decision is the value of AnnotationDecision ("" = object unchanged).
+	Decision string `json:"decision"`
+	// SavepointPath, when not empty, goes to spec.job.initialSavepointPath.
+	SavepointPath string `json:"savepointPath"`
+	// UpgradeMode, when not empty, goes to spec.job.upgradeMode.
+	UpgradeMode string `json:"upgradeMode"`
+	// Annotations go to metadata.annotations.
+	Annotations map[string]string `json:"annotations"`
+	Warnings    []string          `json:"warnings"`
+	// Error is why the request is denied (HTTP status 4xx/5xx).
+	Error string `json:"error,omitempty"`
+}
+
 // serveLocate answers
 //
 //	GET /locate?namespace=<ns>&checkpointDir=<uri>&jobId=<id>
 //
 // with {"savepointPath": "...", "checkpointId": N}; 404 (same JSON shape with
 // "error") when the job has no completed checkpoint, 400 for bad input, 403
-// outside the namespace's allowed prefix, 503 when the store fails. It is
-// meant for Kyverno's context.apiCall.service, which cannot authenticate, so
-// the same prefix rule as for admission applies.
+// outside the namespace's allowed prefix, 503 when the store fails; and
+//
+//	POST /locate  (body: LocateReview)
+//
+// with a LocateDecision: 200 when the object is admitted (with or without a
+// path to set), the deny status (400/403/404/503) when it is denied.
 func (h *Handler) serveLocate(w http.ResponseWriter, r *http.Request) {
-	if r.Method != http.MethodGet {
-		writeJSON(w, http.StatusMethodNotAllowed, LocateResponse{Error: "use GET"})
-		return
+	switch r.Method {
+	case http.MethodGet:
+		h.serveLookup(w, r)
+	case http.MethodPost:
+		h.serveDecision(w, r)
+	default:
+		writeJSON(w, http.StatusMethodNotAllowed, LocateResponse{Error: "use GET (lookup) or POST (admission decision)"})
 	}
+}
+
+func (h *Handler) serveLookup(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	namespace, dirURI, jobID := q.Get("namespace"), q.Get("checkpointDir"), q.Get("jobId")
 	if namespace == "" || dirURI == "" || jobID == "" {
 		writeJSON(w, http.StatusBadRequest, LocateResponse{Error: "namespace, checkpointDir and jobId are required"})
+		return
+	}
+	if err := dnsLabel("namespace", namespace); err != nil {
+		writeJSON(w, http.StatusBadRequest, LocateResponse{Error: err.Error()})
 		return
 	}
 	if err := checkpoint.ValidateJobID(jobID); err != nil {
@@ -65,6 +114,61 @@ func (h *Handler) serveLocate(w http.ResponseWriter, r *http.Request) {
 		h.cfg.Logger.Info("locate", "namespace", namespace, "jobId", jobID, "checkpoint", cp.SavepointPath)
 		writeJSON(w, http.StatusOK, LocateResponse{SavepointPath: cp.SavepointPath, CheckpointID: cp.ID})
 	}
+}
+
+func (h *Handler) serveDecision(w http.ResponseWriter, r *http.Request) {
+	var lr LocateReview
+	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxReviewBytes)).Decode(&lr); err != nil {
+		writeJSON(w, http.StatusBadRequest, newLocateDecision("decoding the LocateReview body: "+err.Error()))
+		return
+	}
+	req, err := lr.admissionRequest()
+	if err != nil {
+		writeJSON(w, http.StatusBadRequest, newLocateDecision(err.Error()))
+		return
+	}
+	rv := h.decide(r.Context(), req)
+	code, out := rv.locateDecision()
+	writeJSON(w, code, out)
+}
+
+// admissionRequest turns the review into the CREATE request /mutate would
+// see.
+func (lr *LocateReview) admissionRequest() (*admissionv1.AdmissionRequest, error) {
+	var tm metav1.TypeMeta
+	if err := json.Unmarshal(lr.Object, &tm); err != nil || tm.Kind != "FlinkDeployment" || tm.GroupVersionKind().Group != "flink.apache.org" {
+		return nil, fmt.Errorf("object must be a flink.apache.org FlinkDeployment, not %q %q", tm.APIVersion, tm.Kind)
+	}
+	dryRun := lr.DryRun
+	return &admissionv1.AdmissionRequest{
+		UID:       "locate",
+		Kind:      metav1.GroupVersionKind{Group: "flink.apache.org", Version: tm.GroupVersionKind().Version, Kind: "FlinkDeployment"},
+		Resource:  metav1.GroupVersionResource{Group: "flink.apache.org", Version: tm.GroupVersionKind().Version, Resource: "flinkdeployments"},
+		Namespace: lr.Namespace,
+		Operation: admissionv1.Create,
+		UserInfo:  lr.UserInfo,
+		Object:    runtime.RawExtension{Raw: lr.Object},
+		DryRun:    &dryRun,
+	}, nil
+}
+
+// newLocateDecision returns a decision with every field present.
+func newLocateDecision(errMsg string) LocateDecision {
+	return LocateDecision{Annotations: map[string]string{}, Warnings: []string{}, Error: errMsg}
+}
+
+// locateDecision renders the outcome for POST /locate.
+func (r *review) locateDecision() (int, LocateDecision) {
+	out := newLocateDecision("")
+	out.Warnings = append(out.Warnings, r.warnings...)
+	if r.denied != nil {
+		out.Error = r.denied.Message
+		return int(r.denied.Code), out
+	}
+	maps.Copy(out.Annotations, r.annotations)
+	out.Decision = r.annotations[AnnotationDecision]
+	out.SavepointPath, out.UpgradeMode = r.savepoint, r.upgradeMode
+	return http.StatusOK, out
 }
 
 func writeJSON(w http.ResponseWriter, code int, v any) {

@@ -1,7 +1,9 @@
 package webhook
 
 import (
+	"bytes"
 	"encoding/json"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -11,8 +13,7 @@ import (
 	"testing"
 
 	admissionv1 "k8s.io/api/admission/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
+	authenticationv1 "k8s.io/api/authentication/v1"
 
 	"github.com/karmada-failover/lab/restore/checkpoint"
 )
@@ -31,11 +32,8 @@ func locate(t *testing.T, h http.Handler, method string, q url.Values) (int, Loc
 	return rec.Code, body, rec.Body.String()
 }
 
-func TestLocate(t *testing.T) {
-	h, err := NewHandler(Config{PrefixTemplate: DefaultPrefixTemplate, Locator: newFakeLocator()})
-	if err != nil {
-		t.Fatal(err)
-	}
+func TestLocateLookup(t *testing.T) {
+	h, _ := newTestHandler(t, newFakeLocator(), nil)
 	q := func(ns, dir, job string) url.Values {
 		return url.Values{"namespace": {ns}, "checkpointDir": {dir}, "jobId": {job}}
 	}
@@ -55,11 +53,13 @@ func TestLocate(t *testing.T) {
 	}{
 		{"none", http.MethodGet, q("team-a", "s3://flink-checkpoints/team-a/empty", oldJob), 404, "no completed checkpoint"},
 		{"other namespace", http.MethodGet, q("team-a", "s3://flink-checkpoints/team-b/x", oldJob), 403, "outside the area"},
+		{"look-alike namespace", http.MethodGet, q("team-a", "s3://flink-checkpoints/team-ab/x", oldJob), 403, "outside the area"},
+		{"namespace with a path", http.MethodGet, q("team-a/../team-b", "s3://flink-checkpoints/team-b/x", oldJob), 400, "namespace"},
 		{"missing param", http.MethodGet, q("team-a", "", oldJob), 400, "required"},
 		{"bad job id", http.MethodGet, q("team-a", ckptDir, "zz"), 400, "32 hex"},
 		{"bad dir", http.MethodGet, q("team-a", "hdfs://x/y", oldJob), 400, "unsupported scheme"},
 		{"store error", http.MethodGet, q("team-a", "s3://flink-checkpoints/team-a/broken", oldJob), 503, "lookup failed"},
-		{"POST", http.MethodPost, q("team-a", ckptDir, oldJob), 405, "GET"},
+		{"PUT", http.MethodPut, q("team-a", ckptDir, oldJob), 405, "GET"},
 	} {
 		code, body, raw := locate(t, h, c.method, c.q)
 		if code != c.code || !strings.Contains(body.Error, c.errSub) || body.SavepointPath != "" {
@@ -74,48 +74,228 @@ func TestLocate(t *testing.T) {
 	}
 }
 
-// TestEndToEndFileStore wires the real checkpoint.Store (file://) into the
-// handler: admission and /locate agree on the same chk-N.
-func TestEndToEndFileStore(t *testing.T) {
-	root := t.TempDir()
-	base := filepath.Join(root, "team-a", "wordcount")
-	for _, rel := range []string{"chk-3/_metadata", "chk-10/_metadata", "chk-11/state", "chk-9/_metadata"} {
-		p := filepath.Join(base, oldJob, filepath.FromSlash(rel))
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte("x"), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	h, err := NewHandler(Config{
-		Trust:          Trust{Groups: []string{DefaultTrustedGroup}},
-		PrefixTemplate: "file://" + root + "/{namespace}/",
-		Locator:        &checkpoint.Store{AllowFile: true},
-	})
+// decideViaLocate posts the request to /locate as the Kyverno policy does.
+func decideViaLocate(t *testing.T, h http.Handler, user authenticationv1.UserInfo, object []byte, dryRun bool) (int, LocateDecision) {
+	t.Helper()
+	body, err := json.Marshal(map[string]any{"namespace": "team-a", "userInfo": user, "object": json.RawMessage(object), "dryRun": dryRun})
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := "file://" + base + "/" + oldJob + "/chk-10"
-
-	code, body, raw := locate(t, h, http.MethodGet, url.Values{"namespace": {"team-a"}, "checkpointDir": {"file://" + base}, "jobId": {oldJob}})
-	if code != 200 || body.SavepointPath != want || body.CheckpointID != 10 {
-		t.Fatalf("locate: %d %s", code, raw)
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/locate", bytes.NewReader(body)))
+	var out LocateDecision
+	if err := json.Unmarshal(rec.Body.Bytes(), &out); err != nil {
+		t.Fatalf("body is not JSON: %q", rec.Body.String())
 	}
+	for _, field := range []string{`"decision":`, `"savepointPath":`, `"upgradeMode":`, `"annotations":{`, `"warnings":[`} {
+		if !strings.Contains(rec.Body.String(), field) {
+			t.Errorf("body %s lacks %s (the policy's JMESPath must never see null)", rec.Body.String(), field)
+		}
+	}
+	return rec.Code, out
+}
 
-	resp := roundTrip(t, h, &admissionv1.AdmissionRequest{
-		UID:       "u1",
-		Resource:  metav1.GroupVersionResource{Group: "flink.apache.org", Version: "v1beta1", Resource: "flinkdeployments"},
-		Namespace: "team-a",
-		Operation: admissionv1.Create,
-		UserInfo:  karmadaSA,
-		Object:    runtime.RawExtension{Raw: fd(marker(), nil, conf("file://"+base, "state.savepoints.dir", "file://"+root+"/sp"), job())},
+// TestLocateDecision: POST /locate makes the decisions /mutate makes, as
+// fields the Kyverno policy applies.
+func TestLocateDecision(t *testing.T) {
+	cases := []struct {
+		name   string
+		user   authenticationv1.UserInfo
+		object []byte
+		code   int
+		want   LocateDecision // Error: substring
+		events int
+	}{
+		{
+			name: "restored", user: karmadaSA, object: fd(marker(), karmadaAnn(), conf(ckptDir), job()), code: 200,
+			want: LocateDecision{Decision: DecisionRestored, SavepointPath: chk12, UpgradeMode: "savepoint",
+				Annotations: map[string]string{AnnotationDecision: DecisionRestored, AnnotationCheckpoint: chk12, AnnotationFromJobID: oldJob}},
+		},
+		{
+			name: "no savepoint dir: path only", user: karmadaSA, object: fd(marker(), karmadaAnn(), conf(ckptDir, "state.savepoints.dir", ""), job()), code: 200,
+			want: LocateDecision{Decision: DecisionRestored, SavepointPath: chk12,
+				Annotations: map[string]string{AnnotationDecision: DecisionRestored, AnnotationCheckpoint: chk12, AnnotationFromJobID: oldJob}},
+		},
+		{
+			name: "no checkpoint, within the grace period: denied", user: karmadaSA,
+			object: fd(marker(), karmadaAnn(), conf("s3://flink-checkpoints/team-a/empty"), job()), code: 404,
+			want: LocateDecision{Error: "denied until 2026-12-01T10:05:00Z"},
+		},
+		{
+			name: "store error: denied", user: karmadaSA,
+			object: fd(marker(), karmadaAnn(), conf("s3://flink-checkpoints/team-a/broken"), job()), code: 503,
+			want: LocateDecision{Error: "failed"},
+		},
+		{
+			name: "no checkpoint after the grace period: annotations only, never an empty path", user: karmadaSA,
+			object: fd(marker(), expiredAnn(), conf("s3://flink-checkpoints/team-a/empty"), job()), code: 200, events: 1,
+			want: LocateDecision{Decision: DecisionNoCheckpoint, Annotations: map[string]string{AnnotationDecision: DecisionNoCheckpoint, AnnotationFromJobID: oldJob}},
+		},
+		{
+			name: "untrusted requester: denied", user: alice, object: fd(marker(), karmadaAnn(), conf(ckptDir), job()), code: 403,
+			want: LocateDecision{Error: "honoured only from Karmada's identity"},
+		},
+		{
+			name: "job id only as an annotation", user: karmadaSA,
+			object: fd(marker(DefaultJobIDKey, ""), karmadaAnn(DefaultJobIDKey, oldJob), conf(ckptDir), job()), code: 200,
+			want: LocateDecision{Decision: DecisionRestored, SavepointPath: chk12, UpgradeMode: "savepoint",
+				Annotations: map[string]string{AnnotationDecision: DecisionRestored, AnnotationCheckpoint: chk12, AnnotationFromJobID: oldJob}},
+		},
+		{
+			name: "no marker: nothing to do", user: karmadaSA, object: fd(map[string]string{"app": "x"}, nil, conf(ckptDir), job()), code: 200,
+			want: LocateDecision{Annotations: map[string]string{}},
+		},
+		{
+			name: "not a FlinkDeployment", user: karmadaSA, object: []byte(`{"apiVersion":"v1","kind":"ConfigMap"}`), code: 400,
+			want: LocateDecision{Error: "must be a flink.apache.org FlinkDeployment"},
+		},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			h, events := newTestHandler(t, newFakeLocator(), nil)
+			code, got := decideViaLocate(t, h, c.user, c.object, false)
+			if code != c.code {
+				t.Fatalf("HTTP %d, want %d: %+v", code, c.code, got)
+			}
+			if c.want.Error != "" {
+				if !strings.Contains(got.Error, c.want.Error) || got.SavepointPath != "" || got.Decision != "" {
+					t.Errorf("got %+v, want error containing %q", got, c.want.Error)
+				}
+				return
+			}
+			if got.Decision != c.want.Decision || got.SavepointPath != c.want.SavepointPath || got.UpgradeMode != c.want.UpgradeMode ||
+				!maps.Equal(got.Annotations, c.want.Annotations) || got.Error != "" {
+				t.Errorf("got %+v, want %+v", got, c.want)
+			}
+			if len(events.list()) != c.events {
+				t.Errorf("events %q, want %d", events.list(), c.events)
+			}
+		})
+	}
+	t.Run("dry run emits no event", func(t *testing.T) {
+		h, events := newTestHandler(t, newFakeLocator(), nil)
+		if code, _ := decideViaLocate(t, h, karmadaSA, fd(marker(), expiredAnn(), conf("s3://flink-checkpoints/team-a/empty"), job()), true); code != 200 || len(events.list()) != 0 {
+			t.Errorf("HTTP %d, events %q", code, events.list())
+		}
 	})
-	wantPatch := `[{"op":"add","path":"/spec/job/initialSavepointPath","value":"` + want + `"},` +
-		`{"op":"add","path":"/spec/job/upgradeMode","value":"savepoint"},` +
-		`{"op":"add","path":"/metadata/annotations","value":{"restore.lab.karmada.io/checkpoint":"` + want +
-		`","restore.lab.karmada.io/decision":"restored","restore.lab.karmada.io/from-job-id":"` + oldJob + `"}}]`
-	if !resp.Allowed || string(resp.Patch) != wantPatch {
-		t.Fatalf("allowed=%v patch=%s result=%+v\nwant %s", resp.Allowed, resp.Patch, resp.Result, wantPatch)
+	t.Run("bad body", func(t *testing.T) {
+		h, _ := newTestHandler(t, newFakeLocator(), nil)
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/locate", strings.NewReader("{")))
+		if rec.Code != 400 {
+			t.Errorf("HTTP %d", rec.Code)
+		}
+	})
+}
+
+// TestLocateMatchesMutate: for the same object, POST /locate and /mutate
+// decide the same (Kyverno and the webhook follow one policy).
+func TestLocateMatchesMutate(t *testing.T) {
+	objects := map[string][]byte{
+		"restored":       fd(marker(), karmadaAnn(), conf(ckptDir), job()),
+		"user savepoint": fd(marker(), karmadaAnn(), conf(ckptDir), job("initialSavepointPath", staleSP)),
+		"no savepoint":   fd(marker(), karmadaAnn(), conf(ckptDir, "state.savepoints.dir", ""), job("upgradeMode", "stateless")),
+		"none, expired":  fd(marker(), expiredAnn(), conf("s3://flink-checkpoints/team-a/empty"), job()),
+		"none":           fd(marker(), karmadaAnn(), conf("s3://flink-checkpoints/team-a/empty"), job()),
+		"no job id":      fd(marker(DefaultJobIDKey, ""), expiredAnn(), conf(ckptDir), job()),
+		"no dir":         fd(marker(), karmadaAnn(), conf(""), job()),
+		"outside":        fd(marker(), karmadaAnn(), conf("s3://flink-checkpoints/team-b/x"), job()),
 	}
+	for name, obj := range objects {
+		for _, user := range []authenticationv1.UserInfo{karmadaSA, alice} {
+			t.Run(name+"/"+user.Username, func(t *testing.T) {
+				h, _ := newTestHandler(t, newFakeLocator(), nil)
+				resp := roundTrip(t, h, admissionRequest("", user, obj, nil))
+				code, dec := decideViaLocate(t, h, user, obj, false)
+				if !resp.Allowed {
+					if code != int(resp.Result.Code) || dec.Error != resp.Result.Message {
+						t.Errorf("/mutate denied %d %q, /locate %d %q", resp.Result.Code, resp.Result.Message, code, dec.Error)
+					}
+					return
+				}
+				var ops []patchOp
+				if len(resp.Patch) > 0 {
+					if err := json.Unmarshal(resp.Patch, &ops); err != nil {
+						t.Fatal(err)
+					}
+				}
+				got := map[string]any{}
+				for _, op := range ops {
+					got[op.Path] = op.Value
+				}
+				want := map[string]any{}
+				if dec.SavepointPath != "" {
+					want["/spec/job/initialSavepointPath"] = dec.SavepointPath
+				}
+				if dec.UpgradeMode != "" {
+					want["/spec/job/upgradeMode"] = dec.UpgradeMode
+				}
+				for k, v := range dec.Annotations {
+					want["/metadata/annotations/"+escapePointer(k)] = v
+				}
+				if code != 200 || len(got) != len(want) {
+					t.Fatalf("/mutate %v, /locate %d %+v", got, code, dec)
+				}
+				for k, v := range want {
+					if got[k] != v {
+						t.Errorf("%s: /mutate %v, /locate %v", k, got[k], v)
+					}
+				}
+			})
+		}
+	}
+}
+
+// TestEndToEndFileStore wires the real checkpoint.Store (file://) into the
+// handler: admission and /locate agree on the same chk-N, also for
+// directories whose names hold "?", "#", "%" and control characters, and an
+// UPDATE from Karmada carries the restored path forward.
+func TestEndToEndFileStore(t *testing.T) {
+	for _, sub := range []string{"wordcount", "a?b#c%d", "ctl\x01x", "100%25"} {
+		t.Run(sub, func(t *testing.T) {
+			root := t.TempDir()
+			base := filepath.Join(root, "team-a", sub)
+			for _, rel := range []string{"chk-3/_metadata", "chk-9/_metadata", "chk-10/_metadata", "chk-11/state"} {
+				p := filepath.Join(base, oldJob, filepath.FromSlash(rel))
+				if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(p, []byte("x"), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			h, _ := newTestHandler(t, &checkpoint.Store{AllowFile: true}, func(c *Config) {
+				c.PrefixTemplate = "file://" + root + "/{namespace}/"
+			})
+			dir := "file://" + base
+			want := dir + "/" + oldJob + "/chk-10"
+
+			code, body, raw := locate(t, h, http.MethodGet, url.Values{"namespace": {"team-a"}, "checkpointDir": {dir}, "jobId": {oldJob}})
+			if code != 200 || body.SavepointPath != want || body.CheckpointID != 10 {
+				t.Fatalf("locate: %d %s", code, raw)
+			}
+
+			spConf := conf(dir, "state.savepoints.dir", "file://"+root+"/sp")
+			resp := roundTrip(t, h, admissionRequest("", karmadaSA, fd(marker(), nil, spConf, job()), nil))
+			wantPatch := patch(`{"op":"add","path":"/spec/job/initialSavepointPath","value":`+jsonString(want)+`}`, setSavepoint,
+				`{"op":"add","path":"/metadata/annotations","value":{"restore.lab.karmada.io/checkpoint":`+jsonString(want)+
+					`,"restore.lab.karmada.io/decision":"restored","restore.lab.karmada.io/from-job-id":"`+oldJob+`"}}`)
+			if !resp.Allowed || string(resp.Patch) != wantPatch {
+				t.Fatalf("allowed=%v patch=%s result=%+v\nwant %s", resp.Allowed, resp.Patch, resp.Result, wantPatch)
+			}
+
+			// Karmada re-applies the template before the operator deployed it.
+			restored := fd(marker(), map[string]string{AnnotationDecision: DecisionRestored, AnnotationCheckpoint: want, AnnotationFromJobID: oldJob},
+				spConf, job("initialSavepointPath", want, "upgradeMode", "savepoint"))
+			resp = roundTrip(t, h, admissionRequest(admissionv1.Update, karmadaSA, fd(marker(), nil, spConf, job()), restored))
+			if !resp.Allowed || !strings.Contains(string(resp.Patch), `"path":"/spec/job/initialSavepointPath","value":`+jsonString(want)) {
+				t.Fatalf("carry-forward: allowed=%v patch=%s", resp.Allowed, resp.Patch)
+			}
+		})
+	}
+}
+
+func jsonString(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
 }

@@ -6,12 +6,15 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net/http"
 	"sort"
 	"strings"
+	"time"
 
 	admissionv1 "k8s.io/api/admission/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/karmada-failover/lab/restore/checkpoint"
 )
@@ -29,6 +32,7 @@ type flinkDeployment struct {
 	Metadata struct {
 		Name        string            `json:"name"`
 		Namespace   string            `json:"namespace"`
+		UID         types.UID         `json:"uid"`
 		Labels      map[string]string `json:"labels"`
 		Annotations map[string]string `json:"annotations"`
 	} `json:"metadata"`
@@ -98,38 +102,11 @@ func (h *Handler) marker(f *flinkDeployment) (reason, jobID string) {
 	return strings.TrimSpace(reason), strings.TrimSpace(jobID)
 }
 
-type patchOp struct {
-	Op    string `json:"op"`
-	Path  string `json:"path"`
-	Value any    `json:"value,omitempty"`
-}
-
-func escapePointer(s string) string {
-	return strings.ReplaceAll(strings.ReplaceAll(s, "~", "~0"), "/", "~1")
-}
-
-// annotationOps adds/overwrites annotations, creating metadata.annotations
-// when the object has none.
-func annotationOps(f *flinkDeployment, add map[string]string) []patchOp {
-	if f.Metadata.Annotations == nil {
-		return []patchOp{{Op: "add", Path: "/metadata/annotations", Value: add}}
-	}
-	keys := make([]string, 0, len(add))
-	for k := range add {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	ops := make([]patchOp, 0, len(keys))
-	for _, k := range keys {
-		ops = append(ops, patchOp{Op: "add", Path: "/metadata/annotations/" + escapePointer(k), Value: add[k]})
-	}
-	return ops
-}
-
 // Handler serves /mutate, /locate and /healthz.
 type Handler struct {
-	cfg Config
-	mux *http.ServeMux
+	cfg   Config
+	guard *guard
+	mux   *http.ServeMux
 }
 
 // NewHandler validates cfg and builds the handler.
@@ -137,9 +114,9 @@ func NewHandler(cfg Config) (*Handler, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	h := &Handler{cfg: cfg, mux: http.NewServeMux()}
-	h.mux.HandleFunc("/mutate", h.serveMutate)
-	h.mux.HandleFunc("/locate", h.serveLocate)
+	h := &Handler{cfg: cfg, guard: newGuard(cfg.Auth), mux: http.NewServeMux()}
+	h.mux.HandleFunc("/mutate", h.guarded(EndpointMutate, h.serveMutate))
+	h.mux.HandleFunc("/locate", h.guarded(EndpointLocate, h.serveLocate))
 	h.mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/plain")
 		_, _ = w.Write([]byte("ok"))
@@ -149,6 +126,18 @@ func NewHandler(cfg Config) (*Handler, error) {
 
 // ServeHTTP implements http.Handler.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) { h.mux.ServeHTTP(w, r) }
+
+// guarded authenticates and rate limits the caller before next.
+func (h *Handler) guarded(endpoint string, next http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if _, err := h.guard.check(r, endpoint); err != nil {
+			h.cfg.Logger.Warn("refused a call", "endpoint", endpoint, "remote", r.RemoteAddr, "code", err.code, "why", err.msg)
+			refuse(w, endpoint, err)
+			return
+		}
+		next(w, r)
+	}
+}
 
 const maxReviewBytes = 4 << 20
 
@@ -177,214 +166,331 @@ func (h *Handler) serveMutate(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// decision collects the outcome of one admission request.
-type decision struct {
-	resp *admissionv1.AdmissionResponse
-	f    *flinkDeployment
-	ops  []patchOp
+// Mutate decides one admission request.
+func (h *Handler) Mutate(ctx context.Context, req *admissionv1.AdmissionRequest) *admissionv1.AdmissionResponse {
+	return h.decide(ctx, req).admissionResponse()
 }
 
-func (d *decision) warn(format string, args ...any) {
-	d.resp.Warnings = append(d.resp.Warnings, "flink-restore-webhook: "+fmt.Sprintf(format, args...))
+// review is one admission request being decided: what the webhook read and
+// the outcome, independent of how it is returned (a JSON patch for /mutate,
+// JSON for POST /locate).
+type review struct {
+	req       *admissionv1.AdmissionRequest
+	f         *flinkDeployment
+	namespace string
+	reason    string
+	jobID     string
+	log       *slog.Logger
+
+	denied      *metav1.Status
+	warnings    []string
+	savepoint   string // set spec.job.initialSavepointPath
+	upgradeMode string // set spec.job.upgradeMode
+	annotations map[string]string
 }
 
-func (d *decision) deny(code int32, reason metav1.StatusReason, format string, args ...any) *admissionv1.AdmissionResponse {
-	d.resp.Allowed = false
-	d.resp.Result = &metav1.Status{
+func (r *review) warn(format string, args ...any) {
+	r.warnings = append(r.warnings, "flink-restore-webhook: "+fmt.Sprintf(format, args...))
+}
+
+func (r *review) deny(code int32, reason metav1.StatusReason, format string, args ...any) {
+	r.denied = &metav1.Status{
 		Status:  metav1.StatusFailure,
 		Code:    code,
 		Reason:  reason,
 		Message: "flink-restore-webhook: " + fmt.Sprintf(format, args...),
 	}
-	return d.resp
 }
 
-func (d *decision) annotate(add map[string]string) *admissionv1.AdmissionResponse {
-	d.ops = append(d.ops, annotationOps(d.f, add)...)
-	return d.finish()
-}
-
-func (d *decision) finish() *admissionv1.AdmissionResponse {
-	if len(d.ops) == 0 {
-		return d.resp
+func (r *review) annotate(add map[string]string) {
+	if r.annotations == nil {
+		r.annotations = map[string]string{}
 	}
-	patch, err := json.Marshal(d.ops)
+	maps.Copy(r.annotations, add)
+}
+
+// admissionResponse renders the outcome as an AdmissionResponse with a JSON
+// patch: the savepoint path, the upgrade mode, then the annotations.
+func (r *review) admissionResponse() *admissionv1.AdmissionResponse {
+	resp := &admissionv1.AdmissionResponse{UID: r.req.UID, Allowed: r.denied == nil, Result: r.denied, Warnings: r.warnings}
+	if r.denied != nil {
+		return resp
+	}
+	var ops []patchOp
+	if r.savepoint != "" {
+		ops = append(ops, patchOp{Op: "add", Path: "/spec/job/initialSavepointPath", Value: r.savepoint})
+	}
+	if r.upgradeMode != "" {
+		ops = append(ops, patchOp{Op: "add", Path: "/spec/job/upgradeMode", Value: r.upgradeMode})
+	}
+	if len(r.annotations) > 0 {
+		ops = append(ops, annotationOps(r.f, r.annotations)...)
+	}
+	if len(ops) == 0 {
+		return resp
+	}
+	patch, err := json.Marshal(ops)
 	if err != nil { // cannot happen: strings and string maps only
-		return d.deny(http.StatusInternalServerError, metav1.StatusReasonInternalError, "encoding patch: %v", err)
+		resp.Allowed, resp.Result = false, &metav1.Status{Status: metav1.StatusFailure, Code: http.StatusInternalServerError,
+			Reason: metav1.StatusReasonInternalError, Message: "flink-restore-webhook: encoding patch: " + err.Error()}
+		return resp
 	}
 	pt := admissionv1.PatchTypeJSONPatch
-	d.resp.Patch, d.resp.PatchType = patch, &pt
-	return d.resp
+	resp.Patch, resp.PatchType = patch, &pt
+	return resp
 }
 
-// Mutate decides one admission request.
-func (h *Handler) Mutate(ctx context.Context, req *admissionv1.AdmissionRequest) *admissionv1.AdmissionResponse {
-	d := &decision{resp: &admissionv1.AdmissionResponse{UID: req.UID, Allowed: true}}
+type patchOp struct {
+	Op    string `json:"op"`
+	Path  string `json:"path"`
+	Value any    `json:"value,omitempty"`
+}
+
+func escapePointer(s string) string {
+	return strings.ReplaceAll(strings.ReplaceAll(s, "~", "~0"), "/", "~1")
+}
+
+// annotationOps adds/overwrites annotations, creating metadata.annotations
+// when the object has none.
+func annotationOps(f *flinkDeployment, add map[string]string) []patchOp {
+	if f.Metadata.Annotations == nil {
+		return []patchOp{{Op: "add", Path: "/metadata/annotations", Value: add}}
+	}
+	keys := make([]string, 0, len(add))
+	for k := range add {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	ops := make([]patchOp, 0, len(keys))
+	for _, k := range keys {
+		ops = append(ops, patchOp{Op: "add", Path: "/metadata/annotations/" + escapePointer(k), Value: add[k]})
+	}
+	return ops
+}
+
+// decide reads the request and decides it.
+func (h *Handler) decide(ctx context.Context, req *admissionv1.AdmissionRequest) *review {
+	r := &review{req: req, f: &flinkDeployment{}}
 	if req.Resource.Group != "flink.apache.org" || req.Resource.Resource != "flinkdeployments" || req.SubResource != "" {
-		return d.resp
+		return r
 	}
 	if req.Operation != admissionv1.Create && req.Operation != admissionv1.Update {
-		return d.resp
+		return r
 	}
-	f := &flinkDeployment{}
-	if err := json.Unmarshal(req.Object.Raw, f); err != nil {
-		return d.deny(http.StatusBadRequest, metav1.StatusReasonBadRequest, "decoding FlinkDeployment: %v", err)
+	if err := json.Unmarshal(req.Object.Raw, r.f); err != nil {
+		r.deny(http.StatusBadRequest, metav1.StatusReasonBadRequest, "decoding FlinkDeployment: %v", err)
+		return r
 	}
-	d.f = f
-	reason, jobID := h.marker(f)
-	if reason == "" {
-		return d.resp // not a failover re-creation: unchanged
+	if r.f.Metadata.Name == "" {
+		r.f.Metadata.Name = req.Name
 	}
-	namespace := req.Namespace
-	if namespace == "" {
-		namespace = f.Metadata.Namespace
+	r.reason, r.jobID = h.marker(r.f)
+	if r.reason == "" {
+		return r // not a failover re-creation: unchanged
 	}
-	log := h.cfg.Logger.With("namespace", namespace, "name", req.Name, "uid", req.UID,
-		"operation", req.Operation, "user", req.UserInfo.Username, "reason", reason, "jobId", jobID)
+	r.namespace = req.Namespace
+	if r.namespace == "" {
+		r.namespace = r.f.Metadata.Namespace
+	}
+	r.log = h.cfg.Logger.With("namespace", r.namespace, "name", r.f.Metadata.Name, "uid", req.UID,
+		"operation", req.Operation, "user", req.UserInfo.Username, "reason", r.reason, "jobId", r.jobID)
 
 	if req.Operation == admissionv1.Update {
 		old := &flinkDeployment{}
 		if len(req.OldObject.Raw) > 0 {
 			if err := json.Unmarshal(req.OldObject.Raw, old); err != nil {
-				return d.deny(http.StatusBadRequest, metav1.StatusReasonBadRequest, "decoding old FlinkDeployment: %v", err)
+				r.deny(http.StatusBadRequest, metav1.StatusReasonBadRequest, "decoding old FlinkDeployment: %v", err)
+				return r
 			}
 		}
-		if oldReason, oldJobID := h.marker(old); oldReason != "" && oldJobID != "" {
-			return h.carryForward(d, req, old, namespace, jobID, log)
+		if oldReason, _ := h.marker(old); oldReason != "" {
+			h.carryForward(r, old) // decided when the marker arrived
+			return r
 		}
-		if f.savepointPath() != "" {
-			return d.resp
+		if r.f.savepointPath() != "" {
+			return r
 		}
 	}
+	h.restore(ctx, r)
+	return r
+}
 
-	if jobID == "" {
-		log.Info("failover marker without a job id: nothing to restore")
-		d.warn("%s=%s but no %s label or annotation: starting without state", LabelFailoverReason, reason, h.cfg.JobIDKey)
-		return d.resp
+// restore decides a newly marked object: trust, job id, checkpoint
+// directory, lookup, and the template's own initialSavepointPath.
+func (h *Handler) restore(ctx context.Context, r *review) {
+	f := r.f
+	if !h.cfg.Trust.Trusted(r.req.UserInfo) {
+		r.log.Warn("failover marker set by an untrusted requester", "groups", r.req.UserInfo.Groups)
+		h.missing(r, causeUntrusted, fmt.Sprintf("failover markers (%s) are honoured only from Karmada's identity (%s), not from %q: "+
+			"if this is Karmada (e.g. karmada-agent in Pull mode), configure its identity (--sync-mode, --cluster-name, --trusted-username); users must not set %s",
+			LabelFailoverReason, h.cfg.Trust.describe(), r.req.UserInfo.Username, LabelFailoverReason))
+		return
 	}
-
-	if !h.cfg.Trust.Trusted(req.UserInfo) {
-		log.Warn("failover marker set by an untrusted requester: not restoring", "groups", req.UserInfo.Groups)
-		d.warn("failover markers are only honoured from Karmada's identity, not from %q; spec left unchanged", req.UserInfo.Username)
-		return d.annotate(map[string]string{AnnotationDecision: DecisionIgnoredUntrusted})
+	if r.jobID == "" {
+		h.missing(r, causeNoJobID, fmt.Sprintf("%s=%s but no %s label or annotation: Karmada could not extract the job id "+
+			"(check the PropagationPolicy's statePreservation rule and the old object's status.jobStatus.jobId)", LabelFailoverReason, r.reason, h.cfg.JobIDKey))
+		return
 	}
-
-	if err := checkpoint.ValidateJobID(jobID); err != nil {
-		log.Warn("invalid job id", "err", err)
-		return d.deny(http.StatusBadRequest, metav1.StatusReasonBadRequest, "%s: %v", h.cfg.JobIDKey, err)
+	if err := checkpoint.ValidateJobID(r.jobID); err != nil {
+		r.log.Warn("invalid job id", "err", err)
+		r.deny(http.StatusBadRequest, metav1.StatusReasonBadRequest, "%s: %v", h.cfg.JobIDKey, err)
+		return
 	}
 	if f.Spec.Job == nil {
-		log.Info("FlinkDeployment without spec.job (session cluster): nothing to restore")
-		d.warn("no spec.job (session cluster): nothing to restore")
-		return d.resp
+		r.log.Info("FlinkDeployment without spec.job (session cluster): nothing to restore")
+		r.warn("no spec.job (session cluster): nothing to restore")
+		return
 	}
-	if p := f.savepointPath(); p != "" {
-		log.Info("keeping the user's initialSavepointPath", "initialSavepointPath", p)
-		return d.annotate(map[string]string{AnnotationDecision: DecisionKeptUserSavepoint, AnnotationFromJobID: jobID})
+	user := f.savepointPath()
+	if user != "" && h.cfg.UserSavepoint == UserSavepointKeep {
+		r.log.Info("keeping the template's initialSavepointPath (user-savepoint=keep)", "initialSavepointPath", user)
+		r.annotate(map[string]string{AnnotationDecision: DecisionKeptUserSavepoint, AnnotationFromJobID: r.jobID})
+		return
 	}
-
-	dirURI := f.conf(checkpointDirKeys)
-	if dirURI == "" {
-		return h.missing(d, log, jobID, "spec.flinkConfiguration sets no checkpoint directory (%s)", strings.Join(checkpointDirKeys, ", "))
-	}
-	if v := strings.ToLower(f.conf(createSubdirKeys)); v == "false" {
-		return h.missing(d, log, jobID, "%s is false: checkpoints are not stored per job id, so job %s's cannot be told apart", createSubdirKeys[0], jobID)
-	}
-	dir, err := checkpoint.ParseLocation(dirURI)
-	if err != nil {
-		log.Warn("unusable checkpoint directory", "dir", dirURI, "err", err)
-		return d.deny(http.StatusBadRequest, metav1.StatusReasonBadRequest, "cannot restore job %s: %v", jobID, err)
-	}
-	if why := h.cfg.checkPrefix(namespace, dir); why != "" {
-		log.Warn("checkpoint directory outside the namespace's area", "dir", dir.String())
-		return d.deny(http.StatusForbidden, metav1.StatusReasonForbidden, "refusing to restore job %s: %s", jobID, why)
+	dir, ok := h.checkpointDir(r)
+	if !ok {
+		return
 	}
 
 	lctx, cancel := context.WithTimeout(ctx, h.cfg.LookupTimeout)
 	defer cancel()
-	cp, err := h.cfg.Locator.LatestCompleted(lctx, dir.String(), jobID)
+	cp, err := h.cfg.Locator.LatestCompleted(lctx, dir.String(), r.jobID)
 	switch {
+	case errors.Is(err, checkpoint.ErrNotFound) && user != "":
+		r.log.Info("no completed checkpoint: keeping the template's initialSavepointPath", "initialSavepointPath", user)
+		r.annotate(map[string]string{AnnotationDecision: DecisionKeptUserSavepoint, AnnotationFromJobID: r.jobID})
 	case errors.Is(err, checkpoint.ErrNotFound):
-		return h.missing(d, log, jobID, "no completed checkpoint (chk-N/_metadata) of job %s under %s", jobID, dir.String())
+		h.missing(r, causeNoCheckpoint, fmt.Sprintf("no completed checkpoint (chk-N/_metadata) of job %s under %s", r.jobID, dir.String()))
 	case errors.Is(err, checkpoint.ErrInvalid):
-		log.Warn("lookup rejected", "err", err)
-		return d.deny(http.StatusBadRequest, metav1.StatusReasonBadRequest, "cannot restore job %s: %v", jobID, err)
+		r.log.Warn("lookup rejected", "err", err)
+		r.deny(http.StatusBadRequest, metav1.StatusReasonBadRequest, "cannot restore job %s: %v", r.jobID, err)
 	case err != nil:
-		log.Error("checkpoint lookup failed", "dir", dir.String(), "err", err)
-		if h.cfg.FailurePolicy == FailurePolicyIgnore {
-			d.warn("checkpoint lookup failed (%v); starting without state because failure-policy=ignore", err)
-			return d.annotate(map[string]string{AnnotationDecision: DecisionLookupFailedIgnore, AnnotationFromJobID: jobID})
-		}
-		return d.deny(http.StatusServiceUnavailable, metav1.StatusReasonServiceUnavailable,
-			"checkpoint lookup for job %s under %s failed, retry later (the apply is retried by Karmada): %v", jobID, dir.String(), err)
+		r.log.Error("checkpoint lookup failed", "dir", dir.String(), "err", err)
+		h.missing(r, causeLookupFailed, fmt.Sprintf("checkpoint lookup for job %s under %s failed: %v", r.jobID, dir.String(), err))
+	case user != "":
+		h.preferNewer(lctx, r, user, cp)
+	default:
+		r.log.Info("restoring from the latest completed checkpoint", "checkpoint", cp.SavepointPath, "checkpointId", cp.ID)
+		h.setRestored(r, cp.SavepointPath, DecisionRestored, nil)
 	}
-
-	d.ops = append(d.ops, h.restoreOps(d, f, cp.SavepointPath)...)
-	log.Info("restoring from the latest completed checkpoint", "checkpoint", cp.SavepointPath, "checkpointId", cp.ID)
-	return d.annotate(map[string]string{
-		AnnotationDecision:   DecisionRestored,
-		AnnotationCheckpoint: cp.SavepointPath,
-		AnnotationFromJobID:  jobID,
-	})
 }
 
-// restoreOps sets spec.job.initialSavepointPath and, per policy,
-// spec.job.upgradeMode. allowNonRestoredState is left as it is.
-func (h *Handler) restoreOps(d *decision, f *flinkDeployment, path string) []patchOp {
-	ops := []patchOp{{Op: "add", Path: "/spec/job/initialSavepointPath", Value: path}}
-	mode := f.Spec.Job.UpgradeMode
+// checkpointDir returns the object's checkpoint directory, from its
+// flinkConfiguration or --default-checkpoint-dir; ok is false when the
+// request has been decided (no directory, unusable or outside the prefix).
+func (h *Handler) checkpointDir(r *review) (dir checkpoint.Location, ok bool) {
+	dirURI := r.f.conf(checkpointDirKeys)
+	if dirURI == "" && h.cfg.DefaultCheckpointDir != "" {
+		dirURI = render(h.cfg.DefaultCheckpointDir, r.namespace)
+	}
+	if dirURI == "" {
+		h.missing(r, causeNoCheckpointDir, fmt.Sprintf("spec.flinkConfiguration sets no checkpoint directory (%s): "+
+			"if the operator's default configuration sets one, start the webhook with --default-checkpoint-dir", strings.Join(checkpointDirKeys, ", ")))
+		return checkpoint.Location{}, false
+	}
+	if v := strings.ToLower(r.f.conf(createSubdirKeys)); v == "false" {
+		h.missing(r, causeNoCheckpointDir, fmt.Sprintf("%s is false: checkpoints are not stored per job id, so job %s's cannot be told apart", createSubdirKeys[0], r.jobID))
+		return checkpoint.Location{}, false
+	}
+	dir, err := checkpoint.ParseLocation(dirURI)
+	if err != nil {
+		r.log.Warn("unusable checkpoint directory", "dir", dirURI, "err", err)
+		r.deny(http.StatusBadRequest, metav1.StatusReasonBadRequest, "cannot restore job %s: %v", r.jobID, err)
+		return checkpoint.Location{}, false
+	}
+	if why := h.cfg.checkPrefix(r.namespace, dir); why != "" {
+		r.log.Warn("checkpoint directory outside the namespace's area", "dir", dir.String())
+		r.deny(http.StatusForbidden, metav1.StatusReasonForbidden, "refusing to restore job %s: %s", r.jobID, why)
+		return checkpoint.Location{}, false
+	}
+	return dir, true
+}
+
+// preferNewer decides between the template's initialSavepointPath and the
+// carried job's latest checkpoint (--user-savepoint=override): the
+// checkpoint wins unless the savepoint is known to be at least as new. Its
+// completion time is read only inside the namespace's allowed area; when it
+// cannot be read, the checkpoint is taken to be newer (the carried job ran
+// after the savepoint it was started from).
+func (h *Handler) preferNewer(ctx context.Context, r *review, user string, cp checkpoint.Checkpoint) {
+	if spTime, ok := h.savepointCompleted(ctx, r, user); ok && !cp.Completed.IsZero() && !cp.Completed.After(spTime) {
+		r.log.Info("the template's initialSavepointPath is not older than the latest checkpoint: keeping it",
+			"initialSavepointPath", user, "savepointCompleted", spTime, "checkpoint", cp.SavepointPath, "checkpointCompleted", cp.Completed)
+		r.warn("keeping initialSavepointPath %s: it completed at %s, not before the latest checkpoint %s of job %s (%s)",
+			user, spTime.UTC().Format(time.RFC3339), cp.SavepointPath, r.jobID, cp.Completed.UTC().Format(time.RFC3339))
+		r.annotate(map[string]string{AnnotationDecision: DecisionKeptUserSavepoint, AnnotationFromJobID: r.jobID})
+		return
+	}
+	r.log.Info("replacing the template's initialSavepointPath with the newer checkpoint (user-savepoint=override)",
+		"initialSavepointPath", user, "checkpoint", cp.SavepointPath, "checkpointId", cp.ID)
+	h.setRestored(r, cp.SavepointPath, DecisionRestoredOverUserSavepoint, map[string]string{AnnotationReplacedSavepoint: user})
+}
+
+func (h *Handler) savepointCompleted(ctx context.Context, r *review, path string) (t time.Time, ok bool) {
+	loc, err := checkpoint.ParseLocation(path)
+	if err != nil || h.cfg.checkPrefix(r.namespace, loc) != "" {
+		return t, false
+	}
+	t, err = h.cfg.Locator.CompletedAt(ctx, loc.String())
+	if err != nil {
+		r.log.Info("cannot read when the template's initialSavepointPath completed", "initialSavepointPath", path, "err", err)
+		return t, false
+	}
+	return t, true
+}
+
+// setRestored sets spec.job.initialSavepointPath and, per policy,
+// spec.job.upgradeMode, and records the decision. allowNonRestoredState is
+// left as it is.
+func (h *Handler) setRestored(r *review, path, decision string, extra map[string]string) {
+	r.savepoint = path
+	r.upgradeMode = h.upgradeMode(r)
+	r.annotate(map[string]string{AnnotationDecision: decision, AnnotationCheckpoint: path, AnnotationFromJobID: r.jobID})
+	r.annotate(extra)
+}
+
+func (h *Handler) upgradeMode(r *review) string {
+	mode := r.f.Spec.Job.UpgradeMode
 	switch {
 	case mode == "savepoint" || h.cfg.UpgradeMode == UpgradeModeNever:
-	case h.cfg.UpgradeMode == UpgradeModeAlways || f.conf(savepointDirKeys) != "":
-		ops = append(ops, patchOp{Op: "add", Path: "/spec/job/upgradeMode", Value: "savepoint"})
-	default:
-		if mode == "" {
-			mode = "stateless"
-		}
-		d.warn("upgradeMode left as %s: no savepoint directory (%s) is configured and the operator rejects upgradeMode savepoint without one; the first deployment still restores from initialSavepointPath",
-			mode, savepointDirKeys[0])
+		return ""
+	case h.cfg.UpgradeMode == UpgradeModeAlways || r.f.conf(savepointDirKeys) != "":
+		return "savepoint"
 	}
-	return ops
-}
-
-// missing applies the on-missing policy.
-func (h *Handler) missing(d *decision, log *slog.Logger, jobID, format string, args ...any) *admissionv1.AdmissionResponse {
-	why := fmt.Sprintf(format, args...)
-	if h.cfg.OnMissing == OnMissingDeny {
-		log.Info("no checkpoint: denying (on-missing=deny)", "why", why)
-		return d.deny(http.StatusNotFound, metav1.StatusReasonNotFound, "%s; on-missing=deny", why)
+	if mode == "" {
+		mode = "stateless"
 	}
-	log.Info("no checkpoint: starting fresh", "why", why)
-	d.warn("%s; starting without state", why)
-	return d.annotate(map[string]string{AnnotationDecision: DecisionNoCheckpoint, AnnotationFromJobID: jobID})
+	r.warn("upgradeMode left as %s: no savepoint directory (%s) is configured and the operator rejects upgradeMode savepoint without one; the first deployment still restores from initialSavepointPath",
+		mode, savepointDirKeys[0])
+	return ""
 }
 
 // carryForward handles an UPDATE of an object that already carried the
-// marker. Karmada re-applies the template, which has no initialSavepointPath;
-// if that update reached the member before the operator's first deployment,
-// the restore would be lost. So while the marker (same job id) is still
-// present and Karmada sends the update, the path this webhook chose earlier
-// (recorded in the old object's annotations and spec) is put back. Anything
-// else passes unchanged.
-func (h *Handler) carryForward(d *decision, req *admissionv1.AdmissionRequest, old *flinkDeployment, namespace, jobID string, log *slog.Logger) *admissionv1.AdmissionResponse {
-	f := d.f
-	oldPath := old.savepointPath()
+// marker. Karmada re-applies the template, which has no initialSavepointPath
+// (or the stale one this webhook replaced); if that update reached the
+// member before the operator's first deployment, the restore would be lost.
+// So while the marker (same job id) is still present and Karmada sends the
+// update, the path this webhook chose earlier (recorded in the old object's
+// annotations and spec) is put back. Anything else passes unchanged.
+func (h *Handler) carryForward(r *review, old *flinkDeployment) {
+	f, ann := r.f, old.Metadata.Annotations
+	oldPath, decision := old.savepointPath(), ann[AnnotationDecision]
 	_, oldJobID := h.marker(old)
-	if f.Spec.Job == nil || f.savepointPath() != "" || oldPath == "" || jobID != oldJobID ||
-		old.Metadata.Annotations[AnnotationDecision] != DecisionRestored ||
-		old.Metadata.Annotations[AnnotationCheckpoint] != oldPath ||
-		!h.cfg.Trust.Trusted(req.UserInfo) {
-		return d.resp
+	dropped := f.savepointPath() == "" ||
+		(decision == DecisionRestoredOverUserSavepoint && f.savepointPath() == ann[AnnotationReplacedSavepoint])
+	if f.Spec.Job == nil || !dropped || oldPath == "" || r.jobID != oldJobID ||
+		(decision != DecisionRestored && decision != DecisionRestoredOverUserSavepoint) ||
+		ann[AnnotationCheckpoint] != oldPath || !h.cfg.Trust.Trusted(r.req.UserInfo) {
+		return
 	}
 	loc, err := checkpoint.ParseLocation(oldPath)
-	if err != nil || h.cfg.checkPrefix(namespace, loc) != "" {
-		return d.resp
+	if err != nil || h.cfg.checkPrefix(r.namespace, loc) != "" {
+		return
 	}
-	log.Info("update from Karmada dropped initialSavepointPath; carrying the restored checkpoint forward", "checkpoint", oldPath)
-	d.ops = append(d.ops, h.restoreOps(d, f, oldPath)...)
-	return d.annotate(map[string]string{
-		AnnotationDecision:   DecisionRestored,
-		AnnotationCheckpoint: oldPath,
-		AnnotationFromJobID:  jobID,
-	})
+	r.log.Info("update from Karmada dropped the restored initialSavepointPath; carrying it forward", "checkpoint", oldPath)
+	var extra map[string]string
+	if decision == DecisionRestoredOverUserSavepoint {
+		extra = map[string]string{AnnotationReplacedSavepoint: ann[AnnotationReplacedSavepoint]}
+	}
+	h.setRestored(r, oldPath, decision, extra)
 }

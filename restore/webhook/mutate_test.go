@@ -1,158 +1,17 @@
 package webhook
 
 import (
-	"bytes"
-	"context"
-	"encoding/json"
-	"errors"
-	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 
 	admissionv1 "k8s.io/api/admission/v1"
 	authenticationv1 "k8s.io/api/authentication/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-
-	"github.com/karmada-failover/lab/restore/checkpoint"
 )
-
-const (
-	oldJob  = "44cc5573945d1d4925732d915c70b9ac"
-	ckptDir = "s3://flink-checkpoints/team-a/wordcount"
-	chk12   = ckptDir + "/" + oldJob + "/chk-12"
-)
-
-// fakeLocator answers from a map "dir|jobId" -> checkpoint or error.
-type fakeLocator struct {
-	mu      sync.Mutex
-	results map[string]checkpoint.Checkpoint
-	errs    map[string]error
-	calls   []string
-}
-
-func (f *fakeLocator) LatestCompleted(_ context.Context, dir, jobID string) (checkpoint.Checkpoint, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	k := dir + "|" + jobID
-	f.calls = append(f.calls, k)
-	if err, ok := f.errs[k]; ok {
-		return checkpoint.Checkpoint{}, err
-	}
-	if cp, ok := f.results[k]; ok {
-		return cp, nil
-	}
-	return checkpoint.Checkpoint{}, fmt.Errorf("%w under %s", checkpoint.ErrNotFound, dir)
-}
-
-func newFakeLocator() *fakeLocator {
-	return &fakeLocator{
-		results: map[string]checkpoint.Checkpoint{
-			ckptDir + "|" + oldJob: {ID: 12, SavepointPath: chk12},
-		},
-		errs: map[string]error{
-			"s3://flink-checkpoints/team-a/broken|" + oldJob:  errors.New("operation error S3: ListObjectsV2, https response error StatusCode: 500"),
-			"s3://flink-checkpoints/team-a/invalid|" + oldJob: fmt.Errorf("%w: S3 locations are not configured", checkpoint.ErrInvalid),
-		},
-	}
-}
-
-var (
-	karmadaSA = authenticationv1.UserInfo{
-		Username: "system:serviceaccount:karmada-cluster:karmada-member2",
-		Groups:   []string{"system:serviceaccounts", "system:serviceaccounts:karmada-cluster", "system:authenticated"},
-	}
-	impersonatorSA = authenticationv1.UserInfo{
-		Username: "system:serviceaccount:karmada-cluster:karmada-impersonator",
-		Groups:   []string{"system:serviceaccounts", "system:serviceaccounts:karmada-cluster", "system:authenticated"},
-	}
-	alice = authenticationv1.UserInfo{Username: "alice", Groups: []string{"team-a", "system:authenticated"}}
-	admin = authenticationv1.UserInfo{Username: "kubernetes-admin", Groups: []string{"kubeadm:cluster-admins", "system:authenticated"}}
-)
-
-// fd builds a FlinkDeployment. labels/annotations nil = field absent.
-// job: nil = no spec.job.
-func fd(labels, annotations map[string]string, conf map[string]any, job map[string]any) []byte {
-	meta := map[string]any{"name": "wordcount", "namespace": "team-a"}
-	if labels != nil {
-		meta["labels"] = labels
-	}
-	if annotations != nil {
-		meta["annotations"] = annotations
-	}
-	spec := map[string]any{
-		"image":              "flink:1.20",
-		"flinkVersion":       "v1_20",
-		"flinkConfiguration": conf,
-		"serviceAccount":     "flink",
-	}
-	if job != nil {
-		spec["job"] = job
-	}
-	b, err := json.Marshal(map[string]any{
-		"apiVersion": "flink.apache.org/v1beta1", "kind": "FlinkDeployment", "metadata": meta, "spec": spec,
-	})
-	if err != nil {
-		panic(err)
-	}
-	return b
-}
-
-func marker(extra ...string) map[string]string {
-	m := map[string]string{LabelFailoverReason: "ClusterFailure", DefaultJobIDKey: oldJob, "app": "wordcount"}
-	for i := 0; i+1 < len(extra); i += 2 {
-		if extra[i+1] == "" {
-			delete(m, extra[i])
-		} else {
-			m[extra[i]] = extra[i+1]
-		}
-	}
-	return m
-}
-
-func karmadaAnn() map[string]string {
-	return map[string]string{AnnotationFrom: "member1", AnnotationTime: "2026-12-01T10:00:00Z"}
-}
-
-func conf(dir string, extra ...string) map[string]any {
-	m := map[string]any{"taskmanager.numberOfTaskSlots": "2", "state.savepoints.dir": "s3://flink-checkpoints/team-a/wordcount-sp"}
-	if dir != "" {
-		m["state.checkpoints.dir"] = dir
-	}
-	for i := 0; i+1 < len(extra); i += 2 {
-		if extra[i+1] == "" {
-			delete(m, extra[i])
-		} else {
-			m[extra[i]] = extra[i+1]
-		}
-	}
-	return m
-}
-
-func job(extra ...string) map[string]any {
-	m := map[string]any{"jarURI": "local:///opt/flink/usrlib/job.jar", "upgradeMode": "last-state", "state": "running", "allowNonRestoredState": true}
-	for i := 0; i+1 < len(extra); i += 2 {
-		if extra[i+1] == "" {
-			delete(m, extra[i])
-		} else {
-			m[extra[i]] = extra[i+1]
-		}
-	}
-	return m
-}
-
-const restoredAnnOps = `{"op":"add","path":"/metadata/annotations/restore.lab.karmada.io~1checkpoint","value":"` + chk12 + `"},` +
-	`{"op":"add","path":"/metadata/annotations/restore.lab.karmada.io~1decision","value":"restored"},` +
-	`{"op":"add","path":"/metadata/annotations/restore.lab.karmada.io~1from-job-id","value":"` + oldJob + `"}`
-
-const restorePatch = `[{"op":"add","path":"/spec/job/initialSavepointPath","value":"` + chk12 + `"},` +
-	`{"op":"add","path":"/spec/job/upgradeMode","value":"savepoint"},` + restoredAnnOps + `]`
 
 func TestMutate(t *testing.T) {
-	type tc struct {
+	cases := []struct {
 		name      string
 		cfg       func(*Config)
 		op        admissionv1.Operation
@@ -161,21 +20,16 @@ func TestMutate(t *testing.T) {
 		object    []byte
 		oldObject []byte
 
-		wantAllowed  bool
-		wantCode     int32
-		wantMessage  string // substring of the deny message
-		wantPatch    string // exact JSON patch; "" = no patch
-		wantWarning  string // substring of one warning; "" = no warnings
-		wantLookups  int
-		wantNoLookup bool
-	}
-	cases := []tc{
+		want     expect
+		lookups  int // locator calls
+		noLookup bool
+	}{
 		{
 			name:   "no marker: unchanged",
 			user:   karmadaSA,
 			object: fd(map[string]string{"app": "wordcount"}, karmadaAnn(), conf(ckptDir), job()),
 
-			wantAllowed: true, wantNoLookup: true,
+			want: expect{allowed: true}, noLookup: true,
 		},
 		{
 			name:     "other resource: unchanged",
@@ -183,7 +37,7 @@ func TestMutate(t *testing.T) {
 			user:     karmadaSA,
 			object:   fd(marker(), karmadaAnn(), conf(ckptDir), job()),
 
-			wantAllowed: true, wantNoLookup: true,
+			want: expect{allowed: true}, noLookup: true,
 		},
 		{
 			name:   "DELETE: unchanged",
@@ -191,32 +45,31 @@ func TestMutate(t *testing.T) {
 			user:   karmadaSA,
 			object: fd(marker(), karmadaAnn(), conf(ckptDir), job()),
 
-			wantAllowed: true, wantNoLookup: true,
+			want: expect{allowed: true}, noLookup: true,
 		},
 		{
 			name:   "trusted Karmada SA, checkpoint found: restored",
 			user:   karmadaSA,
 			object: fd(marker(), karmadaAnn(), conf(ckptDir), job()),
 
-			wantAllowed: true, wantPatch: restorePatch, wantLookups: 1,
+			want: expect{allowed: true, patch: restorePatch}, lookups: 1,
 		},
 		{
 			name:   "restored, object without annotations: annotations map created",
 			user:   karmadaSA,
 			object: fd(marker(), nil, conf(ckptDir), job()),
 
-			wantAllowed: true, wantLookups: 1,
-			wantPatch: `[{"op":"add","path":"/spec/job/initialSavepointPath","value":"` + chk12 + `"},` +
-				`{"op":"add","path":"/spec/job/upgradeMode","value":"savepoint"},` +
-				`{"op":"add","path":"/metadata/annotations","value":{"restore.lab.karmada.io/checkpoint":"` + chk12 + `","restore.lab.karmada.io/decision":"restored","restore.lab.karmada.io/from-job-id":"` + oldJob + `"}}]`,
+			lookups: 1,
+			want: expect{allowed: true, patch: patch(setChk12, setSavepoint,
+				`{"op":"add","path":"/metadata/annotations","value":{"restore.lab.karmada.io/checkpoint":"`+chk12+`","restore.lab.karmada.io/decision":"restored","restore.lab.karmada.io/from-job-id":"`+oldJob+`"}}`)},
 		},
 		{
 			name: "job id carried as an annotation (not a valid label value case)",
 			user: karmadaSA,
-			object: fd(marker(DefaultJobIDKey, ""), map[string]string{AnnotationFrom: "member1", DefaultJobIDKey: oldJob},
+			object: fd(marker(DefaultJobIDKey, ""), karmadaAnn(DefaultJobIDKey, oldJob),
 				conf(ckptDir), job()),
 
-			wantAllowed: true, wantPatch: restorePatch, wantLookups: 1,
+			want: expect{allowed: true, patch: restorePatch}, lookups: 1,
 		},
 		{
 			name:   "custom job id key",
@@ -224,7 +77,7 @@ func TestMutate(t *testing.T) {
 			user:   karmadaSA,
 			object: fd(marker(DefaultJobIDKey, "", "resourcebinding.karmada.io/failover-jobid", oldJob), karmadaAnn(), conf(ckptDir), job()),
 
-			wantAllowed: true, wantPatch: restorePatch, wantLookups: 1,
+			want: expect{allowed: true, patch: restorePatch}, lookups: 1,
 		},
 		{
 			name: "new config key and nested flinkConfiguration",
@@ -234,23 +87,30 @@ func TestMutate(t *testing.T) {
 				"state.checkpoints.dir": "s3://flink-checkpoints/team-a/ignored-deprecated-key",
 			}, job()),
 
-			wantAllowed: true, wantPatch: restorePatch, wantLookups: 1,
+			want: expect{allowed: true, patch: restorePatch}, lookups: 1,
+		},
+		{
+			name:   "s3a checkpoint dir under the s3 prefix template: restored",
+			user:   karmadaSA,
+			object: fd(marker(), karmadaAnn(), conf("s3a://flink-checkpoints/team-a/wordcount"), job()),
+
+			// the locator is asked with the s3a URI (the fake has no result
+			// for it), so the lookup happens instead of a 403
+			want: expect{code: 404, message: "no completed checkpoint"}, lookups: 1,
 		},
 		{
 			name:   "upgradeMode already savepoint: only the path",
 			user:   karmadaSA,
 			object: fd(marker(), karmadaAnn(), conf(ckptDir), job("upgradeMode", "savepoint")),
 
-			wantAllowed: true, wantLookups: 1,
-			wantPatch: `[{"op":"add","path":"/spec/job/initialSavepointPath","value":"` + chk12 + `"},` + restoredAnnOps + `]`,
+			want: expect{allowed: true, patch: patch(setChk12, restoredAnnOps)}, lookups: 1,
 		},
 		{
 			name:   "auto upgradeMode without a savepoint dir: path only, warning",
 			user:   karmadaSA,
 			object: fd(marker(), karmadaAnn(), conf(ckptDir, "state.savepoints.dir", ""), job()),
 
-			wantAllowed: true, wantLookups: 1, wantWarning: "upgradeMode left as last-state",
-			wantPatch: `[{"op":"add","path":"/spec/job/initialSavepointPath","value":"` + chk12 + `"},` + restoredAnnOps + `]`,
+			want: expect{allowed: true, warning: "upgradeMode left as last-state", patch: patch(setChk12, restoredAnnOps)}, lookups: 1,
 		},
 		{
 			name:   "set-upgrade-mode=always without a savepoint dir",
@@ -258,168 +118,141 @@ func TestMutate(t *testing.T) {
 			user:   karmadaSA,
 			object: fd(marker(), karmadaAnn(), conf(ckptDir, "state.savepoints.dir", ""), job()),
 
-			wantAllowed: true, wantLookups: 1, wantPatch: restorePatch,
+			want: expect{allowed: true, patch: restorePatch}, lookups: 1,
 		},
 		{
-			name:   "untrusted user forging the marker: annotated, spec unchanged",
+			name:   "untrusted user forging the marker: denied during the grace period",
 			user:   alice,
 			object: fd(marker(), karmadaAnn(), conf(ckptDir), job()),
 
-			wantAllowed: true, wantNoLookup: true, wantWarning: "only honoured from Karmada's identity",
-			wantPatch: `[{"op":"add","path":"/metadata/annotations/restore.lab.karmada.io~1decision","value":"ignored-untrusted-marker"}]`,
+			want: expect{code: 403, message: `honoured only from Karmada's identity (users system:serviceaccount:karmada-cluster:karmada-member2), not from "alice"`}, noLookup: true,
 		},
 		{
-			name:   "cluster admin is not Karmada either",
+			name:   "untrusted user forging the marker with an old time: annotated, spec unchanged",
+			user:   alice,
+			object: fd(marker(), expiredAnn(), conf(ckptDir), job()),
+
+			want: expect{allowed: true, warning: "honoured only from Karmada's identity", events: 1,
+				patch: decisionPatch(DecisionIgnoredUntrusted, false)}, noLookup: true,
+		},
+		{
+			name:   "cluster admin without a failover time: denied until Karmada sets it",
 			user:   admin,
 			object: fd(marker(), nil, conf(ckptDir), job()),
 
-			wantAllowed: true, wantNoLookup: true, wantWarning: "not from \"kubernetes-admin\"",
-			wantPatch: `[{"op":"add","path":"/metadata/annotations","value":{"restore.lab.karmada.io/decision":"ignored-untrusted-marker"}}]`,
+			want: expect{code: 403, message: "denied until Karmada sets failover.karmada.io/time"}, noLookup: true,
 		},
 		{
-			name:   "impersonator SA is excluded from the trusted group",
+			name:   "another ServiceAccount of karmada-cluster is not Karmada",
+			user:   otherClusterSA,
+			object: fd(marker(), karmadaAnn(), conf(ckptDir), job()),
+
+			want: expect{code: 403, message: "not from \"system:serviceaccount:karmada-cluster:backup-operator\""}, noLookup: true,
+		},
+		{
+			name:   "impersonator SA is excluded from a trusted group",
+			cfg:    func(c *Config) { c.Trust.Groups = []string{"system:serviceaccounts:karmada-cluster"} },
 			user:   impersonatorSA,
 			object: fd(marker(), karmadaAnn(), conf(ckptDir), job()),
 
-			wantAllowed: true, wantNoLookup: true, wantWarning: "only honoured",
-			wantPatch: `[{"op":"add","path":"/metadata/annotations/restore.lab.karmada.io~1decision","value":"ignored-untrusted-marker"}]`,
+			want: expect{code: 403, message: "honoured only from Karmada's identity"}, noLookup: true,
 		},
 		{
-			name: "explicitly trusted username (Pull mode karmada-agent)",
-			cfg: func(c *Config) {
-				c.Trust = Trust{Usernames: []string{"system:serviceaccount:karmada-system:karmada-agent"}}
-			},
-			user:   authenticationv1.UserInfo{Username: "system:serviceaccount:karmada-system:karmada-agent", Groups: []string{"system:serviceaccounts"}},
+			name:   "trusted group (the old default) still works when configured",
+			cfg:    func(c *Config) { c.Trust.Groups = []string{"system:serviceaccounts:karmada-cluster"} },
+			user:   otherClusterSA,
 			object: fd(marker(), karmadaAnn(), conf(ckptDir), job()),
 
-			wantAllowed: true, wantPatch: restorePatch, wantLookups: 1,
+			want: expect{allowed: true, patch: restorePatch}, lookups: 1,
 		},
 		{
 			name:   "checkpoint dir of another namespace: denied",
 			user:   karmadaSA,
 			object: fd(marker(), karmadaAnn(), conf("s3://flink-checkpoints/team-b/payments"), job()),
 
-			wantCode: 403, wantNoLookup: true, wantMessage: `outside the area allowed for namespace "team-a" ("s3://flink-checkpoints/team-a/")`,
+			want: expect{code: 403, message: `outside the area allowed for namespace "team-a" ("s3://flink-checkpoints/team-a/")`}, noLookup: true,
 		},
 		{
 			name:   "prefix look-alike namespace: denied",
 			user:   karmadaSA,
 			object: fd(marker(), karmadaAnn(), conf("s3://flink-checkpoints/team-ab/x"), job()),
 
-			wantCode: 403, wantNoLookup: true, wantMessage: "outside the area allowed",
+			want: expect{code: 403, message: "outside the area allowed"}, noLookup: true,
+		},
+		{
+			name:   "prefix template without a trailing slash: look-alike still denied",
+			cfg:    func(c *Config) { c.PrefixTemplate = "s3://flink-checkpoints/{namespace}" },
+			user:   karmadaSA,
+			object: fd(marker(), karmadaAnn(), conf("s3://flink-checkpoints/team-ab/x"), job()),
+
+			want: expect{code: 403, message: `("s3://flink-checkpoints/team-a/")`}, noLookup: true,
 		},
 		{
 			name:   "traversal out of the namespace: denied as invalid",
 			user:   karmadaSA,
 			object: fd(marker(), karmadaAnn(), conf("s3://flink-checkpoints/team-a/../team-b/payments"), job()),
 
-			wantCode: 400, wantNoLookup: true, wantMessage: "path segment",
+			want: expect{code: 400, message: "path segment"}, noLookup: true,
 		},
 		{
-			name:   "prefix template disabled: any dir",
+			name:   "prefix template disabled: any dir is looked up",
 			cfg:    func(c *Config) { c.PrefixTemplate = "" },
 			user:   karmadaSA,
 			object: fd(marker(), karmadaAnn(), conf("s3://elsewhere/x"), job()),
 
-			wantAllowed: true, wantLookups: 1, wantWarning: "no completed checkpoint",
-			wantPatch: `[{"op":"add","path":"/metadata/annotations/restore.lab.karmada.io~1decision","value":"no-checkpoint-found"},` +
-				`{"op":"add","path":"/metadata/annotations/restore.lab.karmada.io~1from-job-id","value":"` + oldJob + `"}]`,
+			want: expect{code: 404, message: "no completed checkpoint"}, lookups: 1,
 		},
 		{
 			name:   "unsupported scheme: denied",
 			user:   karmadaSA,
 			object: fd(marker(), karmadaAnn(), conf("hdfs://nn/flink/team-a"), job()),
 
-			wantCode: 400, wantNoLookup: true, wantMessage: "unsupported scheme",
-		},
-		{
-			name:   "no checkpoint, start-fresh: annotated with a warning",
-			user:   karmadaSA,
-			object: fd(marker(), karmadaAnn(), conf("s3://flink-checkpoints/team-a/empty"), job()),
-
-			wantAllowed: true, wantLookups: 1, wantWarning: "no completed checkpoint (chk-N/_metadata) of job " + oldJob,
-			wantPatch: `[{"op":"add","path":"/metadata/annotations/restore.lab.karmada.io~1decision","value":"no-checkpoint-found"},` +
-				`{"op":"add","path":"/metadata/annotations/restore.lab.karmada.io~1from-job-id","value":"` + oldJob + `"}]`,
-		},
-		{
-			name:   "no checkpoint, on-missing=deny",
-			cfg:    func(c *Config) { c.OnMissing = OnMissingDeny },
-			user:   karmadaSA,
-			object: fd(marker(), karmadaAnn(), conf("s3://flink-checkpoints/team-a/empty"), job()),
-
-			wantCode: 404, wantLookups: 1, wantMessage: "on-missing=deny",
-		},
-		{
-			name:   "no checkpoint dir configured: start fresh",
-			user:   karmadaSA,
-			object: fd(marker(), karmadaAnn(), conf(""), job("upgradeMode", "stateless")),
-
-			wantAllowed: true, wantNoLookup: true, wantWarning: "sets no checkpoint directory",
-			wantPatch: `[{"op":"add","path":"/metadata/annotations/restore.lab.karmada.io~1decision","value":"no-checkpoint-found"},` +
-				`{"op":"add","path":"/metadata/annotations/restore.lab.karmada.io~1from-job-id","value":"` + oldJob + `"}]`,
-		},
-		{
-			name:   "create-subdir false: cannot tell jobs apart",
-			user:   karmadaSA,
-			object: fd(marker(), karmadaAnn(), conf(ckptDir, "execution.checkpointing.create-subdir", "false"), job()),
-
-			wantAllowed: true, wantNoLookup: true, wantWarning: "create-subdir is false",
-			wantPatch: `[{"op":"add","path":"/metadata/annotations/restore.lab.karmada.io~1decision","value":"no-checkpoint-found"},` +
-				`{"op":"add","path":"/metadata/annotations/restore.lab.karmada.io~1from-job-id","value":"` + oldJob + `"}]`,
-		},
-		{
-			name:   "user set initialSavepointPath: kept",
-			user:   karmadaSA,
-			object: fd(marker(), karmadaAnn(), conf(ckptDir), job("initialSavepointPath", "s3://flink-checkpoints/team-a/sp/savepoint-1")),
-
-			wantAllowed: true, wantNoLookup: true,
-			wantPatch: `[{"op":"add","path":"/metadata/annotations/restore.lab.karmada.io~1decision","value":"kept-user-savepoint"},` +
-				`{"op":"add","path":"/metadata/annotations/restore.lab.karmada.io~1from-job-id","value":"` + oldJob + `"}]`,
-		},
-		{
-			name:   "store error, failure-policy fail: retriable deny",
-			user:   karmadaSA,
-			object: fd(marker(), karmadaAnn(), conf("s3://flink-checkpoints/team-a/broken"), job()),
-
-			wantCode: 503, wantLookups: 1, wantMessage: "retry later",
-		},
-		{
-			name:   "store error, failure-policy ignore: start fresh",
-			cfg:    func(c *Config) { c.FailurePolicy = FailurePolicyIgnore },
-			user:   karmadaSA,
-			object: fd(marker(), karmadaAnn(), conf("s3://flink-checkpoints/team-a/broken"), job()),
-
-			wantAllowed: true, wantLookups: 1, wantWarning: "failure-policy=ignore",
-			wantPatch: `[{"op":"add","path":"/metadata/annotations/restore.lab.karmada.io~1decision","value":"lookup-failed-ignored"},` +
-				`{"op":"add","path":"/metadata/annotations/restore.lab.karmada.io~1from-job-id","value":"` + oldJob + `"}]`,
+			want: expect{code: 400, message: "unsupported scheme"}, noLookup: true,
 		},
 		{
 			name:   "locator rejects the location: non-retriable deny",
 			user:   karmadaSA,
 			object: fd(marker(), karmadaAnn(), conf("s3://flink-checkpoints/team-a/invalid"), job()),
 
-			wantCode: 400, wantLookups: 1, wantMessage: "not configured",
+			want: expect{code: 400, message: "not configured"}, lookups: 1,
 		},
 		{
 			name:   "invalid job id: denied",
 			user:   karmadaSA,
 			object: fd(marker(DefaultJobIDKey, "not-a-job-id"), karmadaAnn(), conf(ckptDir), job()),
 
-			wantCode: 400, wantNoLookup: true, wantMessage: "not 32 hex characters",
-		},
-		{
-			name:   "reason without job id: unchanged with a warning",
-			user:   karmadaSA,
-			object: fd(marker(DefaultJobIDKey, ""), karmadaAnn(), conf(ckptDir), job()),
-
-			wantAllowed: true, wantNoLookup: true, wantWarning: "starting without state",
+			want: expect{code: 400, message: "not 32 hex characters"}, noLookup: true,
 		},
 		{
 			name:   "session cluster (no spec.job): unchanged",
 			user:   karmadaSA,
 			object: fd(marker(), karmadaAnn(), conf(ckptDir), nil),
 
-			wantAllowed: true, wantNoLookup: true, wantWarning: "session cluster",
+			want: expect{allowed: true, warning: "session cluster"}, noLookup: true,
+		},
+		{
+			name:   "no checkpoint dir, --default-checkpoint-dir: restored from it",
+			cfg:    func(c *Config) { c.DefaultCheckpointDir = "s3://flink-checkpoints/{namespace}/wordcount" },
+			user:   karmadaSA,
+			object: fd(marker(), karmadaAnn(), conf(""), job()),
+
+			want: expect{allowed: true, patch: restorePatch}, lookups: 1,
+		},
+		{
+			name:   "--default-checkpoint-dir does not override the object's own",
+			cfg:    func(c *Config) { c.DefaultCheckpointDir = "s3://flink-checkpoints/{namespace}/other" },
+			user:   karmadaSA,
+			object: fd(marker(), karmadaAnn(), conf(ckptDir), job()),
+
+			want: expect{allowed: true, patch: restorePatch}, lookups: 1,
+		},
+		{
+			name:   "--default-checkpoint-dir outside the prefix: denied",
+			cfg:    func(c *Config) { c.DefaultCheckpointDir = "s3://shared-checkpoints/" },
+			user:   karmadaSA,
+			object: fd(marker(), karmadaAnn(), conf(""), job()),
+
+			want: expect{code: 403, message: "outside the area allowed"}, noLookup: true,
 		},
 		{
 			name:      "UPDATE, marker newly present, no path: restored",
@@ -428,7 +261,7 @@ func TestMutate(t *testing.T) {
 			object:    fd(marker(), karmadaAnn(), conf(ckptDir), job()),
 			oldObject: fd(map[string]string{"app": "wordcount"}, nil, conf(ckptDir), job()),
 
-			wantAllowed: true, wantLookups: 1, wantPatch: restorePatch,
+			want: expect{allowed: true, patch: restorePatch}, lookups: 1,
 		},
 		{
 			name:      "UPDATE, marker newly present, path set: unchanged",
@@ -437,7 +270,7 @@ func TestMutate(t *testing.T) {
 			object:    fd(marker(), karmadaAnn(), conf(ckptDir), job("initialSavepointPath", "s3://flink-checkpoints/team-a/sp/1")),
 			oldObject: fd(map[string]string{"app": "wordcount"}, nil, conf(ckptDir), job()),
 
-			wantAllowed: true, wantNoLookup: true,
+			want: expect{allowed: true}, noLookup: true,
 		},
 		{
 			name:      "UPDATE, marker already present: unchanged",
@@ -446,7 +279,16 @@ func TestMutate(t *testing.T) {
 			object:    fd(marker(), karmadaAnn(), conf(ckptDir), job()),
 			oldObject: fd(marker(), karmadaAnn(), conf(ckptDir), job()),
 
-			wantAllowed: true, wantNoLookup: true,
+			want: expect{allowed: true}, noLookup: true,
+		},
+		{
+			name:      "UPDATE, marker already present without a job id (admitted after the grace): unchanged, no new event",
+			op:        admissionv1.Update,
+			user:      karmadaSA,
+			object:    fd(marker(DefaultJobIDKey, ""), expiredAnn(), conf(ckptDir), job()),
+			oldObject: fd(marker(DefaultJobIDKey, ""), expiredAnn(AnnotationDecision, DecisionNoJobID), conf(ckptDir), job()),
+
+			want: expect{allowed: true}, noLookup: true,
 		},
 		{
 			name:   "UPDATE from Karmada drops the restored path: carried forward",
@@ -456,7 +298,7 @@ func TestMutate(t *testing.T) {
 			oldObject: fd(marker(), map[string]string{AnnotationDecision: DecisionRestored, AnnotationCheckpoint: chk12, AnnotationFromJobID: oldJob},
 				conf(ckptDir), job("initialSavepointPath", chk12, "upgradeMode", "savepoint")),
 
-			wantAllowed: true, wantNoLookup: true, wantPatch: restorePatch,
+			want: expect{allowed: true, patch: restorePatch}, noLookup: true,
 		},
 		{
 			name:   "UPDATE by an untrusted user dropping the path: not carried",
@@ -466,7 +308,7 @@ func TestMutate(t *testing.T) {
 			oldObject: fd(marker(), map[string]string{AnnotationDecision: DecisionRestored, AnnotationCheckpoint: chk12},
 				conf(ckptDir), job("initialSavepointPath", chk12)),
 
-			wantAllowed: true, wantNoLookup: true,
+			want: expect{allowed: true}, noLookup: true,
 		},
 		{
 			name:   "UPDATE, forged restored annotation pointing elsewhere: not carried",
@@ -476,116 +318,31 @@ func TestMutate(t *testing.T) {
 			oldObject: fd(marker(), map[string]string{AnnotationDecision: DecisionRestored, AnnotationCheckpoint: "s3://flink-checkpoints/team-b/x/chk-1"},
 				conf(ckptDir), job("initialSavepointPath", "s3://flink-checkpoints/team-b/x/chk-1")),
 
-			wantAllowed: true, wantNoLookup: true,
+			want: expect{allowed: true}, noLookup: true,
 		},
 	}
 
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			loc := newFakeLocator()
-			cfg := Config{
-				Trust: Trust{
-					Groups:            []string{DefaultTrustedGroup},
-					ExcludedUsernames: []string{DefaultUntrustedUsername},
-				},
-				PrefixTemplate: DefaultPrefixTemplate,
-				Locator:        loc,
+			h, events := newTestHandler(t, loc, c.cfg)
+			req := admissionRequest(c.op, c.user, c.object, c.oldObject)
+			if c.resource != "" {
+				req.Resource.Resource = c.resource
 			}
-			if c.cfg != nil {
-				c.cfg(&cfg)
-			}
-			h, err := NewHandler(cfg)
-			if err != nil {
-				t.Fatal(err)
-			}
-			op, resource := c.op, c.resource
-			if op == "" {
-				op = admissionv1.Create
-			}
-			if resource == "" {
-				resource = "flinkdeployments"
-			}
-			req := &admissionv1.AdmissionRequest{
-				UID:       "6f1c6a1e-0000-4000-8000-000000000001",
-				Kind:      metav1.GroupVersionKind{Group: "flink.apache.org", Version: "v1beta1", Kind: "FlinkDeployment"},
-				Resource:  metav1.GroupVersionResource{Group: "flink.apache.org", Version: "v1beta1", Resource: resource},
-				Name:      "wordcount",
-				Namespace: "team-a",
-				Operation: op,
-				UserInfo:  c.user,
-				Object:    runtime.RawExtension{Raw: c.object},
-			}
-			if c.oldObject != nil {
-				req.OldObject = runtime.RawExtension{Raw: c.oldObject}
-			}
-			resp := roundTrip(t, h, req)
-
-			if resp.UID != req.UID {
-				t.Errorf("UID = %q, want %q", resp.UID, req.UID)
-			}
-			if resp.Allowed != c.wantAllowed {
-				t.Fatalf("allowed = %v, want %v (result %+v)", resp.Allowed, c.wantAllowed, resp.Result)
-			}
-			if !c.wantAllowed {
-				if resp.Result == nil || resp.Result.Code != c.wantCode || !strings.Contains(resp.Result.Message, c.wantMessage) {
-					t.Errorf("result = %+v, want code %d and message containing %q", resp.Result, c.wantCode, c.wantMessage)
-				}
-				if resp.Patch != nil {
-					t.Errorf("denied response carries a patch: %s", resp.Patch)
-				}
-			}
-			if got := string(resp.Patch); got != c.wantPatch {
-				t.Errorf("patch =\n  %s\nwant\n  %s", got, c.wantPatch)
-			}
-			if c.wantPatch != "" && (resp.PatchType == nil || *resp.PatchType != admissionv1.PatchTypeJSONPatch) {
-				t.Errorf("patchType = %v, want JSONPatch", resp.PatchType)
-			}
-			if c.wantWarning == "" && len(resp.Warnings) > 0 {
-				t.Errorf("unexpected warnings %q", resp.Warnings)
-			}
-			if c.wantWarning != "" && !strings.Contains(strings.Join(resp.Warnings, "\n"), c.wantWarning) {
-				t.Errorf("warnings %q do not contain %q", resp.Warnings, c.wantWarning)
-			}
-			if c.wantNoLookup && len(loc.calls) != 0 {
+			c.want.check(t, roundTrip(t, h, req), events.list())
+			if c.noLookup && len(loc.calls) != 0 {
 				t.Errorf("locator called: %v", loc.calls)
 			}
-			if c.wantLookups > 0 && len(loc.calls) != c.wantLookups {
-				t.Errorf("locator calls = %v, want %d", loc.calls, c.wantLookups)
+			if c.lookups > 0 && len(loc.calls) != c.lookups {
+				t.Errorf("locator calls = %v, want %d", loc.calls, c.lookups)
 			}
 		})
 	}
 }
 
-// roundTrip sends the request as an AdmissionReview through the HTTP handler.
-func roundTrip(t *testing.T, h http.Handler, req *admissionv1.AdmissionRequest) *admissionv1.AdmissionResponse {
-	t.Helper()
-	body, err := json.Marshal(admissionv1.AdmissionReview{
-		TypeMeta: metav1.TypeMeta{APIVersion: "admission.k8s.io/v1", Kind: "AdmissionReview"},
-		Request:  req,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	rec := httptest.NewRecorder()
-	h.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/mutate", bytes.NewReader(body)))
-	if rec.Code != http.StatusOK {
-		t.Fatalf("HTTP %d: %s", rec.Code, rec.Body.String())
-	}
-	var review admissionv1.AdmissionReview
-	if err := json.Unmarshal(rec.Body.Bytes(), &review); err != nil {
-		t.Fatal(err)
-	}
-	if review.APIVersion != "admission.k8s.io/v1" || review.Kind != "AdmissionReview" || review.Response == nil {
-		t.Fatalf("bad review: %s", rec.Body.String())
-	}
-	return review.Response
-}
-
 func TestMutateBadRequests(t *testing.T) {
-	h, err := NewHandler(Config{Locator: newFakeLocator()})
-	if err != nil {
-		t.Fatal(err)
-	}
+	h, _ := newTestHandler(t, newFakeLocator(), nil)
 	for _, c := range []struct {
 		method, body string
 		want         int
@@ -600,13 +357,30 @@ func TestMutateBadRequests(t *testing.T) {
 			t.Errorf("%s %q: HTTP %d, want %d", c.method, c.body, rec.Code, c.want)
 		}
 	}
-	if _, err := NewHandler(Config{Locator: newFakeLocator(), OnMissing: "maybe"}); err == nil {
-		t.Error("bad on-missing accepted")
+}
+
+func TestConfigValidate(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		cfg  Config
+		want string
+	}{
+		{"bad on-missing", Config{Locator: newFakeLocator(), OnMissing: "maybe"}, "on-missing must be one of deny-until-grace, deny, start-fresh"},
+		{"old failure-policy value", Config{Locator: newFakeLocator(), OnMissing: "ignore"}, "on-missing"},
+		{"bad user-savepoint", Config{Locator: newFakeLocator(), UserSavepoint: "maybe"}, "user-savepoint must be one of override, keep"},
+		{"bad upgrade mode", Config{Locator: newFakeLocator(), UpgradeMode: "maybe"}, "set-upgrade-mode"},
+		{"bad prefix template", Config{Locator: newFakeLocator(), PrefixTemplate: "hdfs://x/{namespace}/"}, "allowed-prefix-template"},
+		{"bad default dir", Config{Locator: newFakeLocator(), DefaultCheckpointDir: "s3://b/../{namespace}"}, "default-checkpoint-dir"},
+		{"bad anonymous endpoint", Config{Locator: newFakeLocator(), Auth: CallerAuth{AllowAnonymous: []string{"healthz"}}}, "insecure-allow-anonymous"},
+		{"missing locator", Config{}, "no checkpoint locator"},
+	} {
+		if _, err := NewHandler(c.cfg); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: err = %v, want %q", c.name, err, c.want)
+		}
 	}
-	if _, err := NewHandler(Config{Locator: newFakeLocator(), FailurePolicy: "maybe"}); err == nil {
-		t.Error("bad failure-policy accepted")
-	}
-	if _, err := NewHandler(Config{}); err == nil {
-		t.Error("missing locator accepted")
+	cfg := Config{Locator: newFakeLocator(), PrefixTemplate: "s3://b/{namespace}"}
+	if err := cfg.Validate(); err != nil || cfg.PrefixTemplate != "s3://b/{namespace}/" ||
+		cfg.OnMissing != OnMissingDenyUntilGrace || cfg.MissingGrace != DefaultMissingGrace || cfg.UserSavepoint != UserSavepointOverride {
+		t.Errorf("defaults: %+v, %v", cfg, err)
 	}
 }
