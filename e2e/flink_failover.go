@@ -123,8 +123,13 @@ func FlinkFailoverSpec(ctx context.Context, inputGetter func() FlinkFailoverSpec
 			g.Expect(found).To(BeTrue(), "no status of %s in the binding's aggregatedStatus", source)
 		}).Should(Succeed())
 		oldREST := framework.FlinkREST{URL: old.RESTURL, JobID: old.JobID}
-		before, err := oldREST.SequenceMetrics(ctx)
-		Expect(err).NotTo(HaveOccurred())
+		// Flink reports a vertex's metrics a little after the job is RUNNING and
+		// has checkpointed; on a loaded machine the first read can come too early.
+		var before framework.SequenceMetrics
+		e.eventually(ctx, "wait-available", func(ctx context.Context) (err error) {
+			before, err = oldREST.SequenceMetrics(ctx)
+			return err
+		}).Should(Succeed())
 		e.timeline.Mark(fmt.Sprintf("job %s RUNNING on %s, 3 checkpoints", old.JobID[:8], source))
 
 		By(fmt.Sprintf("failing %s by %s", source, input.Fault))

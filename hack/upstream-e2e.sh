@@ -45,9 +45,11 @@ fi
 eval "$("${lab}" env)"
 artifacts="${OUTPUT}/e2e/upstream-$(date -u +%Y%m%d-%H%M%S)"
 mkdir -p "${artifacts}"
-log::step "upstream e2e: focus '${focus}'${skip:+, skip '${skip}'}; artifacts in ${artifacts#"${ROOT}"/}"
+what="focus '${focus}'"
+[[ -n "${skip}" ]] && what+=", skip '${skip}'"
+log::step "upstream e2e: ${what}; artifacts in ${artifacts#"${ROOT}"/}"
 start=${SECONDS}
-args=(-test.v -test.timeout 90m -ginkgo.v -ginkgo.focus "${focus}" -ginkgo.junit-report "${artifacts}/junit.xml")
+args=(-test.v -test.timeout 90m -ginkgo.v -ginkgo.no-color -ginkgo.focus "${focus}" -ginkgo.junit-report "${artifacts}/junit.xml")
 [[ -n "${skip}" ]] && args+=(-ginkgo.skip "${skip}")
 # Upstream's specs read fixtures relative to their package, so run from there.
 cd "${SRC_DIR}/test/e2e/suites/base"
@@ -56,7 +58,7 @@ set +o errexit
   --poll-timeout="${poll_timeout}" 2>&1 | tee "${artifacts}/upstream-e2e.log"
 rc=${PIPESTATUS[0]}
 set -o errexit
-summary="$(grep -E '^(Ran [0-9]+ of [0-9]+ Specs|(SUCCESS|FAIL)! -- )' "${artifacts}/upstream-e2e.log" | tr '\n' ' ')"
+summary="$(grep -E '^(Ran [0-9]+ of [0-9]+ Specs|(SUCCESS|FAIL)! -- )' "${artifacts}/upstream-e2e.log" | tr '\n' ' ' || true)"
 if [[ ${rc} -eq 0 ]]; then
   log::ok "upstream e2e passed in $((SECONDS - start))s: ${summary}"
 else

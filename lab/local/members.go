@@ -296,6 +296,34 @@ func (l *Lab) joinMember(ctx context.Context, name string) error {
 	return nil
 }
 
+// waitNodesManaged waits until kwok's controller manages every fake node of a
+// member again after a start: it renews each node's Lease (kwok's heartbeat
+// stage), and only then runs the stages of the pods on that node. The API
+// server answering is not enough: kwok's controller starts with the API server
+// and may take minutes to pick its nodes up, during which new pods stay
+// Pending, unlike on a cluster whose kubelets are back.
+func (l *Lab) waitNodesManaged(ctx context.Context, name string, since time.Time) error {
+	cs, err := l.memberClient(name)
+	if err != nil {
+		return err
+	}
+	// Lease renew times have microsecond precision; allow for clock rounding.
+	since = since.Add(-time.Second)
+	return waitFor(ctx, 5*time.Minute, 500*time.Millisecond, name+" nodes managed by kwok again (Leases renewed)", func(ctx context.Context) (bool, error) {
+		leases, err := cs.CoordinationV1().Leases("kube-node-lease").List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return false, nil
+		}
+		renewed := 0
+		for _, le := range leases.Items {
+			if le.Spec.RenewTime != nil && le.Spec.RenewTime.After(since) {
+				renewed++
+			}
+		}
+		return renewed >= l.Cfg.NodesPerMember, nil
+	})
+}
+
 // memberPIDs reads the PIDs kwokctl recorded for a member's processes.
 func (l *Lab) memberPIDs(name string) map[string]int {
 	out := map[string]int{}
@@ -395,7 +423,11 @@ func (l *Lab) StartMember(ctx context.Context, name string) error {
 	if _, err := l.kwokctl(ctx, "start", "cluster", "--name", name); err != nil {
 		return err
 	}
+	started := time.Now()
 	if err := l.waitMemberAPI(ctx, name, 90*time.Second); err != nil {
+		return err
+	}
+	if err := l.waitNodesManaged(ctx, name, started); err != nil {
 		return err
 	}
 	if _, err := os.Stat(l.Proc.LogFile(runnerName(name))); err == nil && l.FlinkEnabled() {
