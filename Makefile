@@ -89,7 +89,7 @@ verify-kind-lab: ## Static checks of the kind lab (no Docker needed): shellcheck
 .PHONY: bench
 bench: build build-upstream lab-binaries lab-cli ## Failover cost, upstream vs patched on one lab, alternating (BENCH_N=2000, BENCH_ROUNDS=2; BENCH_QUICK=1: 200). Result: _output/bench/result.json; last line JSON with drain_ratio.
 	@$(LAB) status >/dev/null 2>&1 || $(LAB) up
-	go run ./bench -n $(if $(BENCH_QUICK),200,$(or $(BENCH_N),2000)) -rounds $(or $(BENCH_ROUNDS),2) -out $(OUTPUT)/bench/result.json
+	go run ./bench -n $(if $(BENCH_QUICK),200,$(or $(BENCH_N),2000)) -rounds $(or $(BENCH_ROUNDS),2) -out _output/bench/result.json
 
 ##@ End-to-end (E2E_LABELS, E2E_FOCUS; the suite brings the lab up when it is not up, and down again)
 

@@ -139,7 +139,7 @@ func run(n, rounds int, out string) error {
 	if err != nil {
 		return err
 	}
-	res := &Result{Command: strings.Join(os.Args, " "), Machine: machine(), Started: time.Now().UTC(), N: n}
+	res := &Result{Command: "go run ./bench " + strings.Join(os.Args[1:], " "), Machine: machine(), Started: time.Now().UTC(), N: n}
 	defer func() { _ = lab.SwitchKarmada(ctx, config.FlavourPatched) }()
 	for r := 1; r <= rounds; r++ {
 		for _, f := range []config.Flavour{config.FlavourUpstream, config.FlavourPatched} {

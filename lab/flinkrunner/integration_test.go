@@ -21,19 +21,24 @@ import (
 )
 
 // crdFile is flink-kubernetes-operator 1.15.0's FlinkDeployment CRD.
-const crdFile = "/work/shared/fixtures/flink-kubernetes-operator-1.15.0/crds/flinkdeployments.flink.apache.org-v1.yml"
+// Go runs a package's tests in its folder: the repository root is two folders
+// up, and shared/ (the team's fixtures) sits beside the repository.
+const (
+	repoRoot = "../.."
+	crdFile  = repoRoot + "/../shared/fixtures/flink-kubernetes-operator-1.15.0/crds/flinkdeployments.flink.apache.org-v1.yml"
+)
 
 var crdGVR = schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
 
 // TestIntegration runs the runner in-process against member1 of a running lab:
 // FLINK_RUNNER_IT=1 go test ./lab/flinkrunner/ -run Integration -v
-// (LAB_DIR defaults to /work/main/_output/lab; FLINK_RUNNER_IT_CONTEXT to member1;
+// (LAB_DIR defaults to the repository's _output/lab; FLINK_RUNNER_IT_CONTEXT to member1;
 // FLINK_RUNNER_IT_CRD to the operator 1.15.0 CRD fixture).
 func TestIntegration(t *testing.T) {
 	if os.Getenv("FLINK_RUNNER_IT") != "1" {
 		t.Skip("set FLINK_RUNNER_IT=1 (needs a running lab, java and lab/flink/target/failover-lab-flink-job.jar)")
 	}
-	labDir := envOr("LAB_DIR", "/work/main/_output/lab")
+	labDir, _ := filepath.Abs(envOr("LAB_DIR", filepath.Join(repoRoot, "_output", "lab")))
 	kubeContext := envOr("FLINK_RUNNER_IT_CONTEXT", "member1")
 	jar, _ := filepath.Abs("../flink/target/failover-lab-flink-job.jar")
 	if _, err := os.Stat(jar); err != nil {
