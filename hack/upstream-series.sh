@@ -30,6 +30,28 @@ for p in $(series::list); do
   fi
   log::ok "${p}"
 done
+
+# The stored series carries a neutral identity (a DCO sign-off, no person). Submitted
+# commits carry the submitter's: with user.name and user.email set in the clone (or
+# globally), every applied commit is re-authored and signed off by that identity, and
+# the neutral sign-off is dropped. UPSTREAM_SERIES_KEEP_IDENTITY=1 keeps the neutral one.
+name="$(git -C "${target}" config user.name || true)"
+email="$(git -C "${target}" config user.email || true)"
+if [[ "${UPSTREAM_SERIES_KEEP_IDENTITY:-0}" == 1 ]]; then
+  log::step "commits keep the series' neutral identity (UPSTREAM_SERIES_KEEP_IDENTITY=1)"
+elif [[ -z "${name}" || -z "${email}" ]]; then
+  log::step "no git identity (user.name, user.email) in ${target}: commits keep the neutral identity; set yours and run again to sign them"
+else
+  neutral="Signed-off-by: ${GIT_COMMITTER_NAME} <${GIT_COMMITTER_EMAIL}>"
+  if ! out="$(GIT_COMMITTER_NAME="${name}" GIT_COMMITTER_EMAIL="${email}" git -C "${target}" rebase --quiet \
+        --exec "git log -1 --format=%B | grep -vxF '${neutral}' | git commit --quiet --amend --no-verify --reset-author --signoff -F -" \
+        "${base}" 2>&1)"; then
+    git -C "${target}" rebase --abort >/dev/null 2>&1 || true
+    printf '%s\n' "${out}" | tail -n 15 >&2
+    die "re-signing the commits as ${name} <${email}> failed"
+  fi
+  log::ok "re-authored and signed off $(git -C "${target}" rev-list --count "${base}..HEAD") commits as ${name} <${email}>"
+fi
 [[ "${UPSTREAM_SERIES_APPLY_ONLY:-0}" == 1 ]] && exit 0
 
 cd "${target}" || exit 1

@@ -16,14 +16,19 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation"
 
+	workv1alpha2 "github.com/karmada-failover/lab/apis/work/v1alpha2"
 	"github.com/karmada-failover/lab/restore/checkpoint"
 )
 
 // Karmada's failover markers (patched Karmada, see the project's patch set).
 const (
-	LabelFailoverReason = "failover.karmada.io/reason"
-	AnnotationFrom      = "failover.karmada.io/from"
-	AnnotationTime      = "failover.karmada.io/time"
+	LabelFailoverReason = workv1alpha2.FailoverReasonLabel
+	AnnotationFrom      = workv1alpha2.FailoverFromAnnotation
+	AnnotationTime      = workv1alpha2.FailoverTimeAnnotation
+	// AnnotationPreservedKeys lists the keys Karmada put preserved state
+	// under; only those are read (a template can carry a key named like the
+	// alias label itself, and Karmada propagates it when it carries no state).
+	AnnotationPreservedKeys = workv1alpha2.FailoverPreservedKeysAnnotation
 
 	// DefaultJobIDKey is the StatePreservation alias label name used by the
 	// lab's PropagationPolicy ({.jobStatus.jobId}).

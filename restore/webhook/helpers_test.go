@@ -156,7 +156,7 @@ func marker(extra ...any) map[string]string {
 }
 
 func karmadaAnn(extra ...any) map[string]string {
-	return with(map[string]string{AnnotationFrom: "member1", AnnotationTime: failoverTime}, extra...)
+	return with(map[string]string{AnnotationFrom: "member1", AnnotationTime: failoverTime, AnnotationPreservedKeys: DefaultJobIDKey}, extra...)
 }
 
 func expiredAnn(extra ...any) map[string]string {

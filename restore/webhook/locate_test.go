@@ -276,10 +276,11 @@ func TestEndToEndFileStore(t *testing.T) {
 			}
 
 			spConf := conf(dir, "state.savepoints.dir", "file://"+root+"/sp")
-			resp := roundTrip(t, h, admissionRequest("", karmadaSA, fd(marker(), nil, spConf, job()), nil))
+			resp := roundTrip(t, h, admissionRequest("", karmadaSA, fd(marker(), map[string]string{AnnotationPreservedKeys: DefaultJobIDKey}, spConf, job()), nil))
 			wantPatch := patch(`{"op":"add","path":"/spec/job/initialSavepointPath","value":`+jsonString(want)+`}`, setSavepoint,
-				`{"op":"add","path":"/metadata/annotations","value":{"restore.lab.karmada.io/checkpoint":`+jsonString(want)+
-					`,"restore.lab.karmada.io/decision":"restored","restore.lab.karmada.io/from-job-id":"`+oldJob+`"}}`)
+				`{"op":"add","path":"/metadata/annotations/restore.lab.karmada.io~1checkpoint","value":`+jsonString(want)+`}`,
+				`{"op":"add","path":"/metadata/annotations/restore.lab.karmada.io~1decision","value":"restored"}`,
+				`{"op":"add","path":"/metadata/annotations/restore.lab.karmada.io~1from-job-id","value":"`+oldJob+`"}`)
 			if !resp.Allowed || string(resp.Patch) != wantPatch {
 				t.Fatalf("allowed=%v patch=%s result=%+v\nwant %s", resp.Allowed, resp.Patch, resp.Result, wantPatch)
 			}

@@ -56,7 +56,7 @@ func TestOnMissing(t *testing.T) {
 	}{
 		{name: "deny-until-grace, within the grace period", ann: karmadaAnn(),
 			message: "denied until 2026-12-01T10:05:00Z (failover.karmada.io/time 2026-12-01T10:00:00Z + --missing-grace=5m0s) so that Karmada retries; after that the job starts without state"},
-		{name: "deny-until-grace, no failover time yet", ann: map[string]string{AnnotationFrom: "member1"},
+		{name: "deny-until-grace, no failover time yet", ann: map[string]string{AnnotationFrom: "member1", AnnotationPreservedKeys: DefaultJobIDKey},
 			message: "denied until Karmada sets failover.karmada.io/time"},
 		{name: "deny-until-grace, malformed failover time", ann: karmadaAnn(AnnotationTime, "yesterday"),
 			message: `failover.karmada.io/time="yesterday" is not an RFC 3339 time`},

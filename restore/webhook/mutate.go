@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"maps"
 	"net/http"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -92,14 +93,21 @@ func confGet(m map[string]any, key string) (string, bool) {
 // marker returns the failover reason and the old job id carried by the
 // object ("" when absent). The job id is read from the label, or from the
 // annotation with the same key (Karmada stores values that are not valid
-// label values as annotations).
-func (h *Handler) marker(f *flinkDeployment) (reason, jobID string) {
+// label values as annotations), and only when Karmada lists that key in
+// failover.karmada.io/preserved-keys: a template may carry the key itself,
+// and Karmada propagates it unchanged when it carries no state. forged is
+// the value of such an unlisted key ("" when absent).
+func (h *Handler) marker(f *flinkDeployment) (reason, jobID, forged string) {
 	reason = f.Metadata.Labels[LabelFailoverReason]
-	jobID = f.Metadata.Labels[h.cfg.JobIDKey]
-	if jobID == "" {
-		jobID = f.Metadata.Annotations[h.cfg.JobIDKey]
+	value := f.Metadata.Labels[h.cfg.JobIDKey]
+	if value == "" {
+		value = f.Metadata.Annotations[h.cfg.JobIDKey]
 	}
-	return strings.TrimSpace(reason), strings.TrimSpace(jobID)
+	value = strings.TrimSpace(value)
+	if !slices.Contains(strings.Split(f.Metadata.Annotations[AnnotationPreservedKeys], ","), h.cfg.JobIDKey) {
+		return strings.TrimSpace(reason), "", value
+	}
+	return strings.TrimSpace(reason), value, ""
 }
 
 // Handler serves /mutate, /locate and /healthz.
@@ -180,7 +188,10 @@ type review struct {
 	namespace string
 	reason    string
 	jobID     string
-	log       *slog.Logger
+	// forged is the job id key's value when Karmada did not list the key in
+	// failover.karmada.io/preserved-keys: never used.
+	forged string
+	log    *slog.Logger
 
 	denied      *metav1.Status
 	warnings    []string
@@ -284,7 +295,7 @@ func (h *Handler) decide(ctx context.Context, req *admissionv1.AdmissionRequest)
 	if r.f.Metadata.Name == "" {
 		r.f.Metadata.Name = req.Name
 	}
-	r.reason, r.jobID = h.marker(r.f)
+	r.reason, r.jobID, r.forged = h.marker(r.f)
 	if r.reason == "" {
 		return r // not a failover re-creation: unchanged
 	}
@@ -303,7 +314,7 @@ func (h *Handler) decide(ctx context.Context, req *admissionv1.AdmissionRequest)
 				return r
 			}
 		}
-		if oldReason, _ := h.marker(old); oldReason != "" {
+		if oldReason, _, _ := h.marker(old); oldReason != "" {
 			h.carryForward(r, old) // decided when the marker arrived
 			return r
 		}
@@ -324,6 +335,14 @@ func (h *Handler) restore(ctx context.Context, r *review) {
 		h.missing(r, causeUntrusted, fmt.Sprintf("failover markers (%s) are honoured only from Karmada's identity (%s), not from %q: "+
 			"if this is Karmada (e.g. karmada-agent in Pull mode), configure its identity (--sync-mode, --cluster-name, --trusted-username); users must not set %s",
 			LabelFailoverReason, h.cfg.Trust.describe(), r.req.UserInfo.Username, LabelFailoverReason))
+		return
+	}
+	if r.jobID == "" && r.forged != "" {
+		r.log.Warn("job id key not carried by Karmada: ignored", "key", h.cfg.JobIDKey, "value", r.forged)
+		h.missing(r, causeNoJobID, fmt.Sprintf("%s=%s and %s=%q, but Karmada did not list %s in %s: the value comes from the "+
+			"resource template, not from the failed-over job, and is ignored (Karmada could not extract the job id; check the "+
+			"PropagationPolicy's statePreservation rule and the old object's status.jobStatus.jobId)",
+			LabelFailoverReason, r.reason, h.cfg.JobIDKey, r.forged, h.cfg.JobIDKey, AnnotationPreservedKeys))
 		return
 	}
 	if r.jobID == "" {
@@ -475,7 +494,7 @@ func (h *Handler) upgradeMode(r *review) string {
 func (h *Handler) carryForward(r *review, old *flinkDeployment) {
 	f, ann := r.f, old.Metadata.Annotations
 	oldPath, decision := old.savepointPath(), ann[AnnotationDecision]
-	_, oldJobID := h.marker(old)
+	_, oldJobID, _ := h.marker(old)
 	dropped := f.savepointPath() == "" ||
 		(decision == DecisionRestoredOverUserSavepoint && f.savepointPath() == ann[AnnotationReplacedSavepoint])
 	if f.Spec.Job == nil || !dropped || oldPath == "" || r.jobID != oldJobID ||

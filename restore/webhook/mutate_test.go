@@ -55,13 +55,42 @@ func TestMutate(t *testing.T) {
 			want: expect{allowed: true, patch: restorePatch}, lookups: 1,
 		},
 		{
-			name:   "restored, object without annotations: annotations map created",
+			name:   "restored, object with only Karmada's preserved-keys annotation",
 			user:   karmadaSA,
-			object: fd(marker(), nil, conf(ckptDir), job()),
+			object: fd(marker(), map[string]string{AnnotationPreservedKeys: DefaultJobIDKey}, conf(ckptDir), job()),
 
 			lookups: 1,
-			want: expect{allowed: true, patch: patch(setChk12, setSavepoint,
-				`{"op":"add","path":"/metadata/annotations","value":{"restore.lab.karmada.io/checkpoint":"`+chk12+`","restore.lab.karmada.io/decision":"restored","restore.lab.karmada.io/from-job-id":"`+oldJob+`"}}`)},
+			want:    expect{allowed: true, patch: restorePatch},
+		},
+		{
+			name:   "job id label the template carries itself (not in preserved-keys): ignored, denied within the grace",
+			user:   karmadaSA,
+			object: fd(marker(), karmadaAnn(AnnotationPreservedKeys, ""), conf(ckptDir), job()),
+
+			want: expect{code: 400, message: "Karmada did not list flink.lab.karmada.io/job-id in failover.karmada.io/preserved-keys"},
+		},
+		{
+			name:   "job id label listed among other preserved keys: restored",
+			user:   karmadaSA,
+			object: fd(marker(), karmadaAnn(AnnotationPreservedKeys, "example.com/other,"+DefaultJobIDKey), conf(ckptDir), job()),
+
+			want: expect{allowed: true, patch: restorePatch}, lookups: 1,
+		},
+		{
+			name:   "preserved-keys names another key only: the template's job id label is ignored",
+			user:   karmadaSA,
+			object: fd(marker(), karmadaAnn(AnnotationPreservedKeys, "example.com/other"), conf(ckptDir), job()),
+
+			want: expect{code: 400, message: "the value comes from the resource template, not from the failed-over job, and is ignored"},
+		},
+		{
+			name:   "forged job id label after the grace: admitted without state, decision no-job-id, Warning event, no lookup",
+			user:   karmadaSA,
+			object: fd(marker(), expiredAnn(AnnotationPreservedKeys, ""), conf(ckptDir), job()),
+
+			want: expect{allowed: true, patch: `[{"op":"add","path":"/metadata/annotations/restore.lab.karmada.io~1decision","value":"` + DecisionNoJobID + `"}]`,
+				warning: "Karmada did not list flink.lab.karmada.io/job-id", events: 1},
+			noLookup: true,
 		},
 		{
 			name: "job id carried as an annotation (not a valid label value case)",
@@ -72,10 +101,11 @@ func TestMutate(t *testing.T) {
 			want: expect{allowed: true, patch: restorePatch}, lookups: 1,
 		},
 		{
-			name:   "custom job id key",
-			cfg:    func(c *Config) { c.JobIDKey = "resourcebinding.karmada.io/failover-jobid" },
-			user:   karmadaSA,
-			object: fd(marker(DefaultJobIDKey, "", "resourcebinding.karmada.io/failover-jobid", oldJob), karmadaAnn(), conf(ckptDir), job()),
+			name: "custom job id key",
+			cfg:  func(c *Config) { c.JobIDKey = "resourcebinding.karmada.io/failover-jobid" },
+			user: karmadaSA,
+			object: fd(marker(DefaultJobIDKey, "", "resourcebinding.karmada.io/failover-jobid", oldJob),
+				karmadaAnn(AnnotationPreservedKeys, "resourcebinding.karmada.io/failover-jobid"), conf(ckptDir), job()),
 
 			want: expect{allowed: true, patch: restorePatch}, lookups: 1,
 		},
@@ -295,8 +325,8 @@ func TestMutate(t *testing.T) {
 			op:     admissionv1.Update,
 			user:   karmadaSA,
 			object: fd(marker(), karmadaAnn(), conf(ckptDir), job()),
-			oldObject: fd(marker(), map[string]string{AnnotationDecision: DecisionRestored, AnnotationCheckpoint: chk12, AnnotationFromJobID: oldJob},
-				conf(ckptDir), job("initialSavepointPath", chk12, "upgradeMode", "savepoint")),
+			oldObject: fd(marker(), map[string]string{AnnotationDecision: DecisionRestored, AnnotationCheckpoint: chk12, AnnotationFromJobID: oldJob,
+				AnnotationPreservedKeys: DefaultJobIDKey}, conf(ckptDir), job("initialSavepointPath", chk12, "upgradeMode", "savepoint")),
 
 			want: expect{allowed: true, patch: restorePatch}, noLookup: true,
 		},

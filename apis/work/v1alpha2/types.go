@@ -64,6 +64,13 @@ const (
 	// FailoverFromAnnotation is added together with FailoverReasonLabel. The value is the
 	// comma-separated list of the clusters the resource was moved away from.
 	FailoverFromAnnotation = "failover.karmada.io/from"
+
+	// FailoverPreservedKeysAnnotation is added together with FailoverReasonLabel when the
+	// failover carried preserved state. The value is the sorted, comma-separated list of the
+	// label and annotation keys Karmada put the preserved state under. A member-side consumer
+	// honours only these keys: a resource template may itself carry a key with the same name
+	// as an alias label, which Karmada propagates like any other label.
+	FailoverPreservedKeysAnnotation = "failover.karmada.io/preserved-keys"
 )
 
 // +genclient
