@@ -11,10 +11,10 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 
 	policyv1alpha1 "github.com/karmada-io/karmada/pkg/apis/policy/v1alpha1"
@@ -35,6 +35,11 @@ type FlinkFailoverSpecInput struct {
 	// (application failover: the job stays CREATED without task slots).
 	Fault      Fault
 	Candidates []string
+	// StaleUserSavepoint: once the job has checkpointed, the template gets
+	// spec.job.initialSavepointPath of one of those (older) checkpoints, as a
+	// user who set it once leaves it: the destination must restore from the
+	// newer latest checkpoint, not rewind to it.
+	StaleUserSavepoint bool
 }
 
 // FaultFlinkStarved: the member's Flink jobs lose their task slots.
@@ -63,42 +68,29 @@ func FlinkFailoverSpec(ctx context.Context, inputGetter func() FlinkFailoverSpec
 	It("resumes the job on the destination from the old job's latest checkpoint with nothing lost", func(ctx SpecContext) {
 		k := input.Lab.Karmada
 		checkpointDir := "s3://flink-checkpoints/" + e.ns + "/" + name
-		_, err := k.Dynamic().Resource(framework.FlinkDeploymentGVR).Namespace(e.ns).Create(ctx, framework.NewFlinkDeployment(e.ns, name, checkpointDir), metav1.CreateOptions{})
-		Expect(err).NotTo(HaveOccurred())
-		state := &policyv1alpha1.StatePreservation{Rules: []policyv1alpha1.StatePreservationRule{{AliasLabelName: jobIDLabel, JSONPath: "{.jobStatus.jobId}"}}}
-		pp := &policyv1alpha1.PropagationPolicy{
-			ObjectMeta: metav1.ObjectMeta{Namespace: e.ns, Name: name},
-			Spec: policyv1alpha1.PropagationSpec{
-				ResourceSelectors: []policyv1alpha1.ResourceSelector{{APIVersion: "flink.apache.org/v1beta1", Kind: "FlinkDeployment", Name: name}},
-				PropagateDeps:     true,
-				Placement: policyv1alpha1.Placement{
-					ClusterAffinity:   &policyv1alpha1.ClusterAffinity{ClusterNames: input.Candidates},
-					SpreadConstraints: []policyv1alpha1.SpreadConstraint{{SpreadByField: policyv1alpha1.SpreadByFieldCluster, MinGroups: 1, MaxGroups: 1}},
-					ClusterTolerations: []corev1.Toleration{{Key: framework.NotReadyTaintKey, Operator: corev1.TolerationOpExists,
-						Effect: corev1.TaintEffectNoExecute, TolerationSeconds: ptr.To(int64(10))}},
-				},
-				Failover: &policyv1alpha1.FailoverBehavior{
-					// Directly would wait for a stopped cluster to come back before creating the
-					// new job (the old Work cannot be deleted); the old job is dead with its cluster.
-					Cluster: &policyv1alpha1.ClusterFailoverBehavior{PurgeMode: policyv1alpha1.PurgeModeGracefully, StatePreservation: state},
-					Application: &policyv1alpha1.ApplicationFailoverBehavior{
-						DecisionConditions: policyv1alpha1.DecisionConditions{TolerationSeconds: ptr.To(int32(10))},
-						PurgeMode:          policyv1alpha1.PurgeModeDirectly, StatePreservation: state,
-					},
-				},
-			},
+		template := framework.NewFlinkDeployment(e.ns, name, checkpointDir)
+		if input.StaleUserSavepoint {
+			// Keep the checkpoint the template will name, so that the webhook can
+			// compare the two completion times.
+			Expect(unstructured.SetNestedField(template.Object, "100", "spec", "flinkConfiguration", "state.checkpoints.num-retained")).To(Succeed())
 		}
-		_, err = k.Karmada().PolicyV1alpha1().PropagationPolicies(e.ns).Create(ctx, pp, metav1.CreateOptions{})
-		Expect(err).NotTo(HaveOccurred())
+		fds := k.Dynamic().Resource(framework.FlinkDeploymentGVR).Namespace(e.ns)
+		state := jobIDState("{.jobStatus.jobId}")
+		e.createFlink(ctx, template, input.Candidates, &policyv1alpha1.FailoverBehavior{
+			// Directly would wait for a stopped cluster to come back before creating the
+			// new job (the old Work cannot be deleted); the old job is dead with its cluster.
+			Cluster: &policyv1alpha1.ClusterFailoverBehavior{PurgeMode: policyv1alpha1.PurgeModeGracefully, StatePreservation: state},
+			Application: &policyv1alpha1.ApplicationFailoverBehavior{
+				DecisionConditions: policyv1alpha1.DecisionConditions{TolerationSeconds: ptr.To(int32(10))},
+				PurgeMode:          policyv1alpha1.PurgeModeDirectly, StatePreservation: state,
+			},
+		})
 
 		By("waiting for the job to run on one member and complete 3 checkpoints")
 		var source string
 		var old framework.FlinkJobStatus
 		e.eventually(ctx, "wait-flink-running", func(g Gomega, ctx context.Context) {
-			rb, err := framework.GetBinding(ctx, k, e.ns, framework.BindingName(name, "FlinkDeployment"))
-			g.Expect(err).NotTo(HaveOccurred())
-			g.Expect(rb.Spec.Clusters).To(HaveLen(1))
-			source = rb.Spec.Clusters[0].Name
+			source = e.flinkPlacement(g, ctx, name)
 			fd, err := input.Lab.Member(source).Dynamic().Resource(framework.FlinkDeploymentGVR).Namespace(e.ns).Get(ctx, name, metav1.GetOptions{})
 			g.Expect(err).NotTo(HaveOccurred())
 			old = framework.ReadFlinkStatus(fd)
@@ -108,6 +100,27 @@ func FlinkFailoverSpec(ctx context.Context, inputGetter func() FlinkFailoverSpec
 			g.Expect(err).NotTo(HaveOccurred())
 			g.Expect(cp.Completed).To(BeNumerically(">=", 3))
 		}).Should(Succeed())
+		var stale framework.Checkpoints
+		if input.StaleUserSavepoint {
+			cp, err := framework.FlinkREST{URL: old.RESTURL, JobID: old.JobID}.Checkpoints(ctx)
+			Expect(err).NotTo(HaveOccurred())
+			stale = cp
+			By("setting the template's spec.job.initialSavepointPath to checkpoint " + stale.LatestCompleted + " (the operator ignores it after the first deployment)")
+			patch := fmt.Sprintf(`{"spec":{"job":{"initialSavepointPath":%q}}}`, stale.LatestCompleted)
+			_, err = fds.Patch(ctx, name, types.MergePatchType, []byte(patch), metav1.PatchOptions{})
+			Expect(err).NotTo(HaveOccurred())
+			e.eventually(ctx, "wait-flink-running", func(g Gomega, ctx context.Context) {
+				cp, err := framework.FlinkREST{URL: old.RESTURL, JobID: old.JobID}.Checkpoints(ctx)
+				g.Expect(err).NotTo(HaveOccurred())
+				g.Expect(cp.LatestCompletedN).To(BeNumerically(">=", stale.LatestCompletedN+2), "two checkpoints newer than the template's")
+				fd, err := input.Lab.Member(source).Dynamic().Resource(framework.FlinkDeploymentGVR).Namespace(e.ns).Get(ctx, name, metav1.GetOptions{})
+				g.Expect(err).NotTo(HaveOccurred())
+				path, _, _ := unstructured.NestedString(fd.Object, "spec", "job", "initialSavepointPath")
+				g.Expect(path).To(Equal(stale.LatestCompleted), "Karmada applied the template change to %s", source)
+				g.Expect(framework.ReadFlinkStatus(fd).JobID).To(Equal(old.JobID), "the job on %s kept running (no redeploy)", source)
+			}).Should(Succeed())
+			e.timeline.Mark("template names stale chk-" + fmt.Sprint(stale.LatestCompletedN))
+		}
 		By("waiting for Karmada to collect the job's status from " + source + " (the jobId it will preserve)")
 		e.eventually(ctx, "wait-flink-running", func(g Gomega, ctx context.Context) {
 			rb, err := framework.GetBinding(ctx, k, e.ns, framework.BindingName(name, "FlinkDeployment"))
@@ -147,7 +160,7 @@ func FlinkFailoverSpec(ctx context.Context, inputGetter func() FlinkFailoverSpec
 		}
 
 		By("following the job to the destination")
-		var dest, decision, restoredPath string
+		var dest, decision, restoredPath, replaced string
 		var now framework.FlinkJobStatus
 		e.eventually(ctx, "wait-flink-failover", func(g Gomega, ctx context.Context) {
 			if ready, err := input.Lab.ClusterReady(ctx, source); err == nil && !ready {
@@ -171,11 +184,18 @@ func FlinkFailoverSpec(ctx context.Context, inputGetter func() FlinkFailoverSpec
 			// The webhook's record of what it set: Karmada may re-apply the template
 			// later (spec.job.initialSavepointPath is read only on the first deployment).
 			restoredPath = fd.GetAnnotations()["restore.lab.karmada.io/checkpoint"]
+			replaced = fd.GetAnnotations()["restore.lab.karmada.io/replaced-savepoint"]
 			now = framework.ReadFlinkStatus(fd)
 			g.Expect(now.State).To(Equal("RUNNING"))
 			e.timeline.Mark("job RUNNING on " + dest)
 		}).Should(Succeed())
-		Expect(decision).To(Equal("restored"), "the restore webhook's decision on %s", dest)
+		wantDecision := "restored"
+		if input.StaleUserSavepoint {
+			wantDecision = "restored-over-user-savepoint"
+			Expect(replaced).To(Equal(stale.LatestCompleted), "the webhook records the template's path it replaced")
+			Expect(restoredPath).NotTo(Equal(stale.LatestCompleted), "no rewind to the template's checkpoint")
+		}
+		Expect(decision).To(Equal(wantDecision), "the restore webhook's decision on %s", dest)
 		Expect(restoredPath).To(HavePrefix(checkpointDir+"/"+old.JobID+"/chk-"), "restored from the old job's checkpoints")
 		e.timeline.Mark("webhook: restore from " + restoredPath[strings.LastIndex(restoredPath, "/")+1:])
 
@@ -186,6 +206,9 @@ func FlinkFailoverSpec(ctx context.Context, inputGetter func() FlinkFailoverSpec
 			cp, err := newREST.Checkpoints(ctx)
 			g.Expect(err).NotTo(HaveOccurred())
 			g.Expect(strings.TrimSuffix(cp.RestoredFrom, "/")).To(Equal(strings.TrimSuffix(restoredPath, "/")))
+			if input.StaleUserSavepoint {
+				g.Expect(cp.RestoredID).To(BeNumerically(">", stale.LatestCompletedN), "Flink restored a checkpoint newer than the template's")
+			}
 			after, err = newREST.SequenceMetrics(ctx)
 			g.Expect(err).NotTo(HaveOccurred())
 			g.Expect(after.FirstSequenceAfterRestore).To(BeNumerically(">=", 0), "no record processed yet")

@@ -110,6 +110,19 @@ var _ = Describe("Flink application failover: the job loses its task slots", Lab
 	})
 })
 
+var _ = Describe("Flink application failover with a stale initialSavepointPath in the template", Label("lab", "fault", "flink", "slow"), func() {
+	FlinkFailoverSpec(context.TODO(), func() FlinkFailoverSpecInput {
+		return FlinkFailoverSpecInput{E2EConfig: e2eConfig, Lab: lab, ArtifactFolder: artifacts, Fault: FaultFlinkStarved, Candidates: []string{"member2", "member3"},
+			StaleUserSavepoint: true}
+	})
+})
+
+var _ = Describe("Flink failover without state, and a job id label forged in the template", Label("lab", "fault", "flink", "slow"), func() {
+	FlinkNoStateSpec(context.TODO(), func() FlinkNoStateSpecInput {
+		return FlinkNoStateSpecInput{E2EConfig: e2eConfig, Lab: lab, ArtifactFolder: artifacts, Candidates: []string{"member2", "member3"}, Grace: restoreGrace}
+	})
+})
+
 var _ = Describe("Bad input: a user forges the failover marker on a FlinkDeployment", Label("lab", "flink"), func() {
 	ForgedMarkerSpec(context.TODO(), func() ForgedMarkerSpecInput {
 		return ForgedMarkerSpecInput{E2EConfig: e2eConfig, Lab: lab, ArtifactFolder: artifacts, Cluster: "member1"}

@@ -60,7 +60,8 @@ type Config struct {
 
 	// RestoreMissingGrace is the restore webhook's --missing-grace: how long it
 	// denies a failed-over FlinkDeployment it has no state for before admitting
-	// it to start fresh (LAB_RESTORE_MISSING_GRACE, default 5m as the webhook's).
+	// it to start fresh (LAB_RESTORE_MISSING_GRACE, default 90s: shorter than
+	// the webhook's own 5m, so that a scenario can watch the grace end).
 	RestoreMissingGrace string
 
 	// ImagePull decides which images the hermetic lab's members can pull (kwok
@@ -84,8 +85,8 @@ type Ports struct {
 	ControllerManagerHealth  int
 	SchedulerMetrics         int
 	SchedulerHealth          int
-	// RestoreWebhook is the flink-restore-webhook (restore/), which every member's
-	// kube-apiserver calls.
+	// RestoreWebhook: member i's flink-restore-webhook (restore/), which its
+	// kube-apiserver calls, listens on RestoreWebhook+i.
 	RestoreWebhook int
 	// FlinkBase: member i's Flink processes get REST ports FlinkBase+100*i .. +49,
 	// and its FlinkDeployment runner a health port FlinkBase+100*i+99.
@@ -117,6 +118,9 @@ func (p Ports) FlinkRESTRange(i int) (int, int) {
 // FlinkRunnerHealth is the health port of member i's FlinkDeployment runner.
 func (p Ports) FlinkRunnerHealth(i int) int { return p.FlinkBase + 100*i + 99 }
 
+// RestoreWebhookFor is the port of member i's restore webhook.
+func (p Ports) RestoreWebhookFor(i int) int { return p.RestoreWebhook + i }
+
 // S3 is the port of the lab's S3 endpoint (SeaweedFS).
 func (p Ports) S3() int { return p.S3Base + 6 }
 
@@ -129,7 +133,6 @@ func (p Ports) All(members int) map[int]string {
 		p.ControllerManagerMetrics: "karmada-controller-manager (metrics)", p.ControllerManagerHealth: "karmada-controller-manager (health)",
 		p.SchedulerMetrics: "karmada-scheduler (metrics)", p.SchedulerHealth: "karmada-scheduler (health)",
 	}
-	m[p.RestoreWebhook] = "flink-restore-webhook"
 	for i, c := range []string{"master", "volume", "filer", "s3", "admin"} {
 		m[p.S3Base+3+i] = "seaweedfs " + c
 		m[p.S3Base+13+i] = "seaweedfs " + c + " (gRPC)"
@@ -144,6 +147,7 @@ func (p Ports) All(members int) map[int]string {
 		m[mp.Scheduler] = name + " kube-scheduler"
 		m[mp.KwokController] = name + " kwok-controller"
 		m[p.FlinkRunnerHealth(i)] = name + " flink-runner"
+		m[p.RestoreWebhookFor(i)] = name + " flink-restore-webhook"
 	}
 	return m
 }
@@ -189,7 +193,7 @@ func (c *Config) S3Dir() string             { return filepath.Join(c.Dir, "s3") 
 //	LAB_PROVIDER (local|kind), LAB_KARMADA (patched|upstream), LAB_MEMBERS (default 3),
 //	LAB_DIR (default _output/lab; _output/lab-kind for LAB_PROVIDER=kind), LAB_NODES_PER_MEMBER (default 4),
 //	LAB_FAILOVER_HISTORY_LIMIT (default 5), LAB_TOLERATION_SECONDS (default 10),
-//	LAB_RESTORE_MISSING_GRACE (the restore webhook's --missing-grace, default 5m),
+//	LAB_RESTORE_MISSING_GRACE (the restore webhook's --missing-grace, default 90s),
 //	LAB_UNPULLABLE_IMAGES, LAB_PULLABLE_IMAGES (image prefixes, see ImagePullRule),
 //	LAB_BIN_<NAME> to use a binary from elsewhere (see Binaries).
 func Load(root string) (*Config, error) {
@@ -199,7 +203,7 @@ func Load(root string) (*Config, error) {
 		Karmada:                 Flavour(env("LAB_KARMADA", string(FlavourPatched))),
 		ClusterFailureThreshold: env("LAB_CLUSTER_FAILURE_THRESHOLD", "10s"),
 		ClusterMonitorGrace:     env("LAB_CLUSTER_MONITOR_GRACE_PERIOD", "20s"),
-		RestoreMissingGrace:     env("LAB_RESTORE_MISSING_GRACE", "5m"),
+		RestoreMissingGrace:     env("LAB_RESTORE_MISSING_GRACE", "90s"),
 		Ports: Ports{
 			EtcdClient: 24379, EtcdPeer: 24380, EtcdMetrics: 24381, KarmadaAPIServer: 24443, KubeControllerManager: 24257,
 			AggregatedAPIServer: 24444, Webhook: 24445, WebhookMetrics: 24446, WebhookHealth: 24447,

@@ -39,7 +39,7 @@ func New(cfg *config.Config) *Lab {
 
 // The control-plane processes, in start order. Stop goes in reverse.
 var controlPlane = []string{
-	"seaweedfs", "flink-restore-webhook", "etcd", "karmada-apiserver", "kube-controller-manager", "karmada-aggregated-apiserver",
+	"seaweedfs", "etcd", "karmada-apiserver", "kube-controller-manager", "karmada-aggregated-apiserver",
 	"karmada-webhook", "karmada-controller-manager", "karmada-scheduler",
 }
 

@@ -2,6 +2,7 @@ package local
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -68,52 +69,85 @@ func (l *Lab) restoreWebhookBinary() string {
 	return filepath.Join(l.Cfg.Root, "_output", "bin", "flink-restore-webhook")
 }
 
-// startRestoreWebhook starts the member-side restore webhook (restore/): one
-// process serves every member of the lab (a real deployment runs one per
-// member). It trusts exactly the Push-mode identities karmadactl join created
-// for these members (system:serviceaccount:karmada-cluster:karmada-<member>)
-// and reads the lab's S3 store, its keys in the child's environment only.
-//
-// The members' API servers call /mutate without a client certificate (kwokctl
-// starts them without an admission configuration), so the lab opts out of
-// caller authentication for /mutate alone (--insecure-allow-anonymous=mutate);
-// /locate still refuses unauthenticated callers.
-func (l *Lab) startRestoreWebhook(ctx context.Context, members []string) error {
+func restoreWebhookName(member string) string { return "flink-restore-webhook-" + member }
+
+// memberIndex is i of member "member<i>".
+func memberIndex(member string) (int, error) {
+	i, err := strconv.Atoi(strings.TrimPrefix(member, "member"))
+	if err != nil {
+		return 0, fmt.Errorf("member %q: %w", member, err)
+	}
+	return i, nil
+}
+
+// restoreWebhookAddr is where member's restore webhook listens.
+func (l *Lab) restoreWebhookAddr(member string) (string, error) {
+	i, err := memberIndex(member)
+	if err != nil {
+		return "", err
+	}
+	return hostPort(l.Cfg.Ports.RestoreWebhookFor(i)), nil
+}
+
+// startRestoreWebhook starts member's restore webhook (restore/), as a real
+// deployment runs it: one per member, in the member (it stops and starts with
+// the member), with the member's kubeconfig for Events and TokenReview. It
+// trusts exactly the Push-mode identity karmadactl join created for this
+// member (system:serviceaccount:karmada-cluster:karmada-<member>), accepts on
+// /mutate only the client certificate the member's API server presents
+// (memberAdmissionConfig), and reads the lab's S3 store, its keys in the
+// child's environment only.
+func (l *Lab) startRestoreWebhook(ctx context.Context, member string) error {
 	creds, err := l.ReadS3Credentials()
 	if err != nil {
 		return fmt.Errorf("S3 credentials: %w", err)
 	}
-	crt, key := l.pki(pki.RestoreWebhook)
-	addr := hostPort(l.Cfg.Ports.RestoreWebhook)
-	args := []string{
-		"--listen=" + addr, "--tls-cert-file=" + crt, "--tls-key-file=" + key,
-		"--s3-endpoint=" + creds.Endpoint, "--s3-region=" + creds.Region,
-		"--sync-mode=Push", "--insecure-allow-anonymous=mutate",
-		"--missing-grace=" + l.Cfg.RestoreMissingGrace,
-	}
-	for _, m := range members {
-		args = append(args, "--cluster-name="+m)
-	}
-	if _, err := l.Proc.Start(proc.Spec{Name: "flink-restore-webhook", Path: l.restoreWebhookBinary(), Args: args,
-		Env: []string{"AWS_ACCESS_KEY_ID=" + creds.AccessKey, "AWS_SECRET_ACCESS_KEY=" + creds.SecretKey}}); err != nil {
-		return err
-	}
-	return l.Proc.WaitReady(ctx, "flink-restore-webhook", proc.Probe{URL: "https://" + addr + "/healthz", CAFile: l.caFile()})
-}
-
-// installFlink installs the CRD in Karmada and every member, starts the restore
-// webhook and registers it in every member, and starts the runners.
-func (l *Lab) installFlink(ctx context.Context, members []string) error {
-	if err := l.startRestoreWebhook(ctx, members); err != nil {
-		return err
-	}
-	ca, err := l.caBundle()
+	addr, err := l.restoreWebhookAddr(member)
 	if err != nil {
 		return err
 	}
-	webhookConfig := filepath.Join(l.Cfg.ManifestDir(), "flink-restore-webhook.yaml")
-	if err := render(filepath.Join(l.Cfg.Root, "restore", "deploy", "mutatingwebhookconfiguration-lab.yaml"), webhookConfig,
-		"https://127.0.0.1:24600", "https://"+hostPort(l.Cfg.Ports.RestoreWebhook), "{{caBundle}}", ca); err != nil {
+	crt, key := l.pki(pki.RestoreWebhook)
+	args := []string{
+		"--listen=" + addr, "--tls-cert-file=" + crt, "--tls-key-file=" + key,
+		"--client-ca-file=" + l.caFile(), "--client-cert-cn=" + pki.RestoreWebhookClientCN,
+		"--kubeconfig=" + l.memberKubeconfig(member),
+		"--s3-endpoint=" + creds.Endpoint, "--s3-region=" + creds.Region,
+		"--sync-mode=Push", "--cluster-name=" + member,
+		"--missing-grace=" + l.Cfg.RestoreMissingGrace,
+	}
+	name := restoreWebhookName(member)
+	if _, err := l.Proc.Start(proc.Spec{Name: name, Path: l.restoreWebhookBinary(), Args: args,
+		Env: []string{"AWS_ACCESS_KEY_ID=" + creds.AccessKey, "AWS_SECRET_ACCESS_KEY=" + creds.SecretKey}}); err != nil {
+		return err
+	}
+	return l.Proc.WaitReady(ctx, name, proc.Probe{URL: "https://" + addr + "/healthz", CAFile: l.caFile()})
+}
+
+// stopRestoreWebhook stops member's restore webhook.
+func (l *Lab) stopRestoreWebhook(member string) error {
+	return l.Proc.Stop(restoreWebhookName(member), 10*time.Second)
+}
+
+// startMemberFlink starts what runs in a member for Flink: its restore webhook,
+// then its runner. Both were started before when their logs exist.
+func (l *Lab) startMemberFlink(ctx context.Context, member string) error {
+	if err := l.startRestoreWebhook(ctx, member); err != nil {
+		return err
+	}
+	return l.startRunner(ctx, member, -1)
+}
+
+// stopMemberFlink stops member's runner (and with it its Flink processes) and
+// its restore webhook.
+func (l *Lab) stopMemberFlink(member string) error {
+	return errors.Join(l.stopRunner(member), l.stopRestoreWebhook(member))
+}
+
+// installFlink installs the CRD in Karmada and every member, and in every
+// member starts its restore webhook, registers it and starts the runner.
+func (l *Lab) installFlink(ctx context.Context, members []string) error {
+	ca, err := l.caBundle()
+	if err != nil {
 		return err
 	}
 	crd := l.flinkCRD()
@@ -121,6 +155,18 @@ func (l *Lab) installFlink(ctx context.Context, members []string) error {
 		return err
 	}
 	for _, m := range members {
+		addr, err := l.restoreWebhookAddr(m)
+		if err != nil {
+			return err
+		}
+		webhookConfig := filepath.Join(l.Cfg.ManifestDir(), "flink-restore-webhook-"+m+".yaml")
+		if err := render(filepath.Join(l.Cfg.Root, "restore", "deploy", "mutatingwebhookconfiguration-lab.yaml"), webhookConfig,
+			"https://127.0.0.1:24600", "https://"+addr, "{{caBundle}}", ca); err != nil {
+			return err
+		}
+		if err := l.startRestoreWebhook(ctx, m); err != nil {
+			return err
+		}
 		if err := l.kubectlMember(ctx, m, "apply", "--server-side", "-f", crd); err != nil {
 			return err
 		}
@@ -140,9 +186,9 @@ func (l *Lab) installFlink(ctx context.Context, members []string) error {
 // startRunner starts member's FlinkDeployment runner; taskSlots 0 starves its
 // jobs (no TaskManager: they stay CREATED), -1 leaves Flink's default.
 func (l *Lab) startRunner(ctx context.Context, member string, taskSlots int) error {
-	i, err := strconv.Atoi(strings.TrimPrefix(member, "member"))
+	i, err := memberIndex(member)
 	if err != nil {
-		return fmt.Errorf("member %q: %w", member, err)
+		return err
 	}
 	creds, err := l.ReadS3Credentials()
 	if err != nil {
@@ -160,10 +206,14 @@ func (l *Lab) startRunner(ctx context.Context, member string, taskSlots int) err
 		fmt.Sprintf("--rest-port-range=%d-%d", lo, hi), "--log-dir=" + logDir, "--health-addr=" + health,
 		"--task-slots=" + strconv.Itoa(taskSlots), "--java-opts=-Xmx384m",
 		"--flink-conf=s3.endpoint=" + creds.Endpoint, "--flink-conf=s3.path.style.access=true",
-		"--flink-conf=s3.access-key=" + creds.AccessKey, "--flink-conf=s3.secret-key=" + creds.SecretKey,
 		"--flink-conf=s3.region=" + creds.Region,
 	}
-	if _, err := l.Proc.Start(proc.Spec{Name: runnerName(member), Path: l.Cfg.Bins.FlinkRunner, Args: args}); err != nil {
+	// The S3 keys go in the environment of the runner only, which its Flink
+	// JVMs inherit (the job's S3 file system falls back to the AWS SDK's
+	// default credential chain): never on a command line, in a log or in
+	// Flink's configuration (which its REST API shows).
+	if _, err := l.Proc.Start(proc.Spec{Name: runnerName(member), Path: l.Cfg.Bins.FlinkRunner, Args: args,
+		Env: []string{"AWS_ACCESS_KEY_ID=" + creds.AccessKey, "AWS_SECRET_ACCESS_KEY=" + creds.SecretKey}}); err != nil {
 		return err
 	}
 	return l.Proc.WaitReady(ctx, runnerName(member), proc.Probe{URL: "http://" + health + "/healthz"})

@@ -288,7 +288,7 @@ func (l *Lab) Down(ctx context.Context, out io.Writer) error {
 		if pid, ok := l.Proc.Running(runnerName(e.Name())); ok {
 			fmt.Fprintf(out, " • Stopping %s (pid %d) and its Flink processes\n", runnerName(e.Name()), pid)
 		}
-		if err := l.stopRunner(e.Name()); err != nil {
+		if err := l.stopMemberFlink(e.Name()); err != nil {
 			errs = append(errs, err)
 		}
 		fmt.Fprintf(out, " • Deleting member %s\n", e.Name())
@@ -358,11 +358,10 @@ func (l *Lab) Status(ctx context.Context) []ComponentStatus {
 		"karmada-controller-manager":   {hostPort(p.ControllerManagerHealth), proc.Probe{URL: "http://" + hostPort(p.ControllerManagerHealth) + "/healthz"}},
 		"karmada-scheduler":            {hostPort(p.SchedulerHealth), proc.Probe{URL: "http://" + hostPort(p.SchedulerHealth) + "/healthz"}},
 		"seaweedfs":                    {hostPort(p.S3()), proc.Probe{URL: "http://" + hostPort(p.S3()) + "/healthz"}},
-		"flink-restore-webhook":        {hostPort(p.RestoreWebhook), proc.Probe{URL: "https://" + hostPort(p.RestoreWebhook) + "/healthz", CAFile: ca}},
 	}
 	var rows []ComponentStatus
 	for _, name := range controlPlane {
-		if (name == "seaweedfs" && l.Cfg.Bins.SeaweedFS == "") || (name == "flink-restore-webhook" && !l.FlinkEnabled()) {
+		if name == "seaweedfs" && l.Cfg.Bins.SeaweedFS == "" {
 			continue
 		}
 		pr := probes[name]
@@ -417,6 +416,21 @@ func (l *Lab) Status(ctx context.Context) []ComponentStatus {
 				if pid, ok := l.Proc.Running(runnerName(name)); ok {
 					row.PID, row.Detail = pid, ""
 					if err := (proc.Probe{URL: "http://" + row.Address + "/healthz"}).Check(ctx); err != nil {
+						row.Detail = err.Error()
+					} else {
+						row.Healthy = true
+					}
+				}
+			}
+			rows = append(rows, row)
+		}
+		if _, err := os.Stat(l.Proc.LogFile(restoreWebhookName(name))); err == nil {
+			row := ComponentStatus{Component: name + "/flink-restore-webhook", Detail: "not running"}
+			if addr, err := l.restoreWebhookAddr(name); err == nil {
+				row.Address = addr
+				if pid, ok := l.Proc.Running(restoreWebhookName(name)); ok {
+					row.PID, row.Detail = pid, ""
+					if err := (proc.Probe{URL: "https://" + addr + "/healthz", CAFile: ca}).Check(ctx); err != nil {
 						row.Detail = err.Error()
 					} else {
 						row.Healthy = true

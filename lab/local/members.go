@@ -23,6 +23,7 @@ import (
 
 	"github.com/karmada-failover/lab/lab/config"
 	"github.com/karmada-failover/lab/lab/internal/kubeconfig"
+	"github.com/karmada-failover/lab/lab/internal/pki"
 )
 
 // Members are kwokctl clusters with the binary runtime: kwokctl starts a real
@@ -100,16 +101,59 @@ options:
   kwokControllerBinary: %s
 `, config.Host, l.kubeVersion(), p.APIServer, p.Etcd, p.EtcdPeer, p.ControllerManager, p.Scheduler, p.KwokController,
 		b.KubeAPIServer, b.KubeControllerManager, b.KubeScheduler, b.Kubectl, b.Etcd, b.Kwok)
+	admission, err := l.memberAdmissionConfig(i)
+	if err != nil {
+		return "", err
+	}
+	// The binary runtime passes extraArgs to the process as they are.
+	fmt.Fprintf(&doc, `componentsPatches:
+  - name: kube-apiserver
+    extraArgs:
+      - key: admission-control-config-file
+        value: %s
+`, admission)
 	stages, err := l.KwokStages()
 	if err != nil {
 		return "", err
 	}
 	doc.Write(stages)
 	path := filepath.Join(l.Cfg.KwokDir(), config.MemberName(i)+".yaml")
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+	return path, os.WriteFile(path, []byte(doc.String()), 0o644)
+}
+
+// memberAdmissionConfig writes member i's kube-apiserver AdmissionConfiguration:
+// its MutatingAdmissionWebhook plugin presents the lab's restore-webhook client
+// certificate to the member's restore webhook (the kubeconfig user is keyed by
+// the webhook URL's host:port), which accepts no other caller on /mutate.
+// Returns the configuration's path.
+func (l *Lab) memberAdmissionConfig(i int) (string, error) {
+	dir := l.Cfg.KwokDir()
+	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", err
 	}
-	return path, os.WriteFile(path, []byte(doc.String()), 0o644)
+	name := config.MemberName(i)
+	crt, key := l.pki(pki.RestoreWebhookClient)
+	kubeconfig := filepath.Join(dir, name+"-admission-webhooks.kubeconfig")
+	if err := os.WriteFile(kubeconfig, []byte(fmt.Sprintf(`apiVersion: v1
+kind: Config
+users:
+  - name: %q
+    user:
+      client-certificate: %s
+      client-key: %s
+`, hostPort(l.Cfg.Ports.RestoreWebhookFor(i)), crt, key)), 0o600); err != nil {
+		return "", err
+	}
+	path := filepath.Join(dir, name+"-admission.yaml")
+	return path, os.WriteFile(path, []byte(fmt.Sprintf(`apiVersion: apiserver.config.k8s.io/v1
+kind: AdmissionConfiguration
+plugins:
+  - name: MutatingAdmissionWebhook
+    configuration:
+      apiVersion: apiserver.config.k8s.io/v1
+      kind: WebhookAdmissionConfiguration
+      kubeConfigFile: %s
+`, kubeconfig)), 0o644)
 }
 
 // KwokStages are the kwok Stage documents every member runs: kwok's defaults
@@ -401,8 +445,9 @@ func (l *Lab) StopMember(ctx context.Context, name string) error {
 	if _, err := os.Stat(l.memberDir(name)); err != nil {
 		return fmt.Errorf("no member %q in this lab (%s)", name, l.Cfg.KwokDir())
 	}
-	// Its Flink processes die with it: stop the runner, which stops them.
-	if err := l.stopRunner(name); err != nil {
+	// Its Flink processes and its restore webhook die with it: stop the
+	// runner, which stops them, and the webhook.
+	if err := l.stopMemberFlink(name); err != nil {
 		return err
 	}
 	pids := l.memberPIDs(name)
@@ -431,7 +476,7 @@ func (l *Lab) StartMember(ctx context.Context, name string) error {
 		return err
 	}
 	if _, err := os.Stat(l.Proc.LogFile(runnerName(name))); err == nil && l.FlinkEnabled() {
-		return l.startRunner(ctx, name, -1)
+		return l.startMemberFlink(ctx, name)
 	}
 	return nil
 }

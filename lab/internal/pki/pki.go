@@ -27,8 +27,15 @@ const (
 	AggregatedAPIServer = "karmada-aggregated-apiserver"
 	Webhook             = "karmada-webhook"
 	RestoreWebhook      = "flink-restore-webhook"
-	ServiceAccount      = "sa" // sa.key / sa.pub
+	// RestoreWebhookClient is the client certificate the members' API servers
+	// present to the restore webhook (their AdmissionConfiguration).
+	RestoreWebhookClient = "flink-restore-webhook-client"
+	ServiceAccount       = "sa" // sa.key / sa.pub
 )
+
+// RestoreWebhookClientCN is the CommonName of RestoreWebhookClient, the only
+// client certificate the restore webhook accepts on /mutate.
+const RestoreWebhookClientCN = "kube-apiserver-flink-restore-webhook-client"
 
 // AggregatedAPIServerServiceName is the name the aggregator checks in the
 // aggregated API server's certificate: <service>.<namespace>.svc.
@@ -68,6 +75,7 @@ func Generate(dir, host string) error {
 		{AggregatedAPIServer, CA, "karmada-aggregated-apiserver", nil, server, []string{"localhost", AggregatedAPIServerServiceName}},
 		{Webhook, CA, "karmada-webhook", nil, server, []string{"localhost", "karmada-webhook.karmada-system.svc"}},
 		{RestoreWebhook, CA, "flink-restore-webhook", nil, server, []string{"localhost"}},
+		{RestoreWebhookClient, CA, RestoreWebhookClientCN, nil, client, nil},
 	}
 	for _, l := range leaves {
 		if exists(dir, l.name) {
