@@ -16,9 +16,11 @@ GO_TEST_FLAGS ?= -count=1
 # LAB_PROVIDER=kind: the kind lab (machines with Docker) - preflight first, so a
 # machine without a Docker engine fails within seconds; no hermetic lab binaries.
 KIND_LAB := $(filter kind,$(LAB_PROVIDER))
+# LAB_KARMADA=upstream runs the unpatched build (its karmadactl joins the members).
+KARMADA_BUILD := $(if $(filter upstream,$(LAB_KARMADA)),build-upstream,build)
 
 .PHONY: lab-up
-lab-up: $(if $(KIND_LAB),kind-preflight kind-tools,) build $(if $(KIND_LAB),,lab-binaries) lab-cli flink-job ## Main job: build everything from source, then start the hermetic lab (Karmada + LAB_MEMBERS kwok members on 127.0.0.1). Idempotent. LAB_PROVIDER=kind: the kind lab (needs Docker).
+lab-up: $(if $(KIND_LAB),kind-preflight kind-tools,) $(KARMADA_BUILD) $(if $(KIND_LAB),,lab-binaries) lab-cli flink-job ## Main job: build everything from source, then start the hermetic lab (Karmada + LAB_MEMBERS kwok members on 127.0.0.1). Idempotent. LAB_PROVIDER=kind: the kind lab (needs Docker).
 	@$(LAB) up
 
 .PHONY: test
@@ -100,7 +102,7 @@ E2E_FLAGS = -v -tags e2e ./e2e/ -count=1 -timeout 90m -args -ginkgo.v -ginkgo.ju
 	-e2e.artifacts-folder=$(E2E_ARTIFACTS) $(if $(E2E_FOCUS),-ginkgo.focus="$(E2E_FOCUS)")
 
 .PHONY: e2e
-e2e: build $(if $(KIND_LAB),kind-tools,lab-binaries) ## All e2e scenarios (narrow with E2E_LABELS='fault && !slow' or E2E_FOCUS=regexp); JUnit and artifacts in _output/e2e/<time>/.
+e2e: $(KARMADA_BUILD) $(if $(KIND_LAB),kind-preflight kind-tools flink-job,lab-binaries) lab-cli ## All e2e scenarios (narrow with E2E_LABELS='fault && !slow' or E2E_FOCUS=regexp); JUnit and artifacts in _output/e2e/<time>/.
 	@mkdir -p $(E2E_ARTIFACTS)
 	go test $(E2E_FLAGS) $(if $(E2E_LABELS),-ginkgo.label-filter="$(E2E_LABELS)")
 	@echo "e2e artifacts: $(E2E_ARTIFACTS)"

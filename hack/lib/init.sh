@@ -39,6 +39,11 @@ series::list() {
   grep -v -e '^[[:space:]]*#' -e '^[[:space:]]*$' "${SERIES_FILE}"
 }
 
+# sha256 prints the SHA-256 of standard input: GNU sha256sum, or macOS's shasum.
+sha256() {
+  if command -v sha256sum >/dev/null; then sha256sum; else shasum -a 256; fi
+}
+
 # series::hash prints a short hash over the series file and every patch in it.
 # It keys build caches and appears in the patched binaries' version string.
 series::hash() {
@@ -46,7 +51,7 @@ series::hash() {
     cat "${SERIES_FILE}" 2>/dev/null || true
     local p
     for p in $(series::list); do cat "${PATCHES_DIR}/${p}"; done
-  } | sha256sum | cut -c1-10
+  } | sha256 | cut -c1-10
 }
 
 # git::src runs git in the materialised tree.

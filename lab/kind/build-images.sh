@@ -33,8 +33,12 @@ flink_version="$(sed -n 's:.*<flink.version>\(.*\)</flink.version>.*:\1:p' "${RO
 [[ -n "${flink_version}" ]] || die "no <flink.version> in lab/flink/pom.xml"
 jar="${ROOT}/lab/flink/target/failover-lab-flink-job.jar"
 [[ -f "${jar}" ]] || die "${jar#"${ROOT}"/} is missing; run make flink-job"
-docker build --quiet --build-arg "FLINK_VERSION=${flink_version}" \
+# buildx with --load and without attestations: an image with a provenance or SBOM
+# manifest is an index that `kind load docker-image` cannot import from the
+# containerd image store (Docker Desktop's default).
+build=(docker buildx build --load --provenance=false --sbom=false --quiet)
+"${build[@]}" --build-arg "FLINK_VERSION=${flink_version}" \
   -t "failover-lab/flink-job:${tag}" -f "${ROOT}/lab/kind/images/flink-job.Dockerfile" "${ROOT}/lab/flink/target" >/dev/null
 echo "failover-lab/flink-job:${tag}"
-docker build --quiet -t "failover-lab/flink-restore-webhook:${tag}" -f "${ROOT}/restore/Dockerfile" "${ROOT}" >/dev/null
+"${build[@]}" -t "failover-lab/flink-restore-webhook:${tag}" -f "${ROOT}/restore/Dockerfile" "${ROOT}" >/dev/null
 echo "failover-lab/flink-restore-webhook:${tag}"

@@ -144,7 +144,9 @@ func TestClusterConfigsArePinnedAndLocal(t *testing.T) {
 }
 
 // TestPreflightFailsFastWithoutDocker runs lab/kind/preflight.sh against a docker
-// CLI that is missing, that cannot reach an engine, and that hangs.
+// CLI that is missing, that cannot reach an engine, that hangs, that has no
+// buildx; with inotify limits too low for four kind clusters; and without the
+// host tools. Each fails within seconds, saying what to do.
 func TestPreflightFailsFastWithoutDocker(t *testing.T) {
 	script, err := filepath.Abs("preflight.sh")
 	if err != nil {
@@ -152,7 +154,8 @@ func TestPreflightFailsFastWithoutDocker(t *testing.T) {
 	}
 	// A PATH with the tools the script needs but no docker.
 	bare := t.TempDir()
-	for _, tool := range []string{"bash", "timeout", "grep", "mktemp", "rm", "head", "sleep"} {
+	// No GNU timeout: the script must not need it (macOS has none).
+	for _, tool := range []string{"bash", "grep", "mktemp", "rm", "head", "sleep"} {
 		p, err := exec.LookPath(tool)
 		if err != nil {
 			t.Fatal(err)
@@ -162,25 +165,44 @@ func TestPreflightFailsFastWithoutDocker(t *testing.T) {
 		}
 	}
 	shim, _ := filepath.Abs("testdata/shim")
+	// inotify limits as /proc shows them: kind's recommended ones, and Linux's defaults.
+	proc := func(instances, watches string) string {
+		root := t.TempDir()
+		dir := filepath.Join(root, "sys", "fs", "inotify")
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		for name, v := range map[string]string{"max_user_instances": instances, "max_user_watches": watches} {
+			if err := os.WriteFile(filepath.Join(dir, name), []byte(v+"\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return root
+	}
+	enough, linuxDefaults := proc("512", "524288"), proc("128", "8192")
 	cases := []struct {
-		name, path, mode, want string
+		name, path, mode, proc, want string
 	}{
-		{"no docker command", bare, "", "no docker command on PATH"},
-		{"engine down", shim + ":" + bare, "down", "Cannot connect to the Docker daemon"},
-		{"engine hangs", shim + ":" + bare, "hang", "timed out"},
+		{"no docker command", bare, "", enough, "needs Docker, and there is no docker command on PATH"},
+		{"engine down", shim + ":" + bare, "down", enough, "Cannot connect to the Docker daemon"},
+		{"engine hangs", shim + ":" + bare, "hang", enough, "running Docker engine, and 'docker info' reached none within 10s: timed out"},
+		{"no buildx", shim + ":" + bare, "nobuildx", enough, "docker buildx version"},
+		{"inotify limits too low", shim + ":" + bare, "", linuxDefaults, "sudo sysctl fs.inotify.max_user_instances=512 fs.inotify.max_user_watches=524288"},
+		// The engine is fine: the first missing host tool (no make, java, mvn on this PATH) stops it.
+		{"host tools missing", shim + ":" + bare, "", enough, "needs make"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			cmd := exec.Command(script)
-			cmd.Env = []string{"PATH=" + tc.path, "DOCKER_SHIM_MODE=" + tc.mode}
+			cmd.Env = []string{"PATH=" + tc.path, "DOCKER_SHIM_MODE=" + tc.mode, "PREFLIGHT_PROC_ROOT=" + tc.proc}
 			start := time.Now()
 			out, err := cmd.CombinedOutput()
 			took := time.Since(start)
 			if err == nil {
 				t.Fatalf("preflight passed:\n%s", out)
 			}
-			if !strings.Contains(string(out), "Docker") || !strings.Contains(string(out), tc.want) {
-				t.Errorf("message does not name Docker and %q:\n%s", tc.want, out)
+			if !strings.Contains(string(out), tc.want) {
+				t.Errorf("message does not say %q:\n%s", tc.want, out)
 			}
 			if took > 15*time.Second {
 				t.Errorf("preflight took %s", took)

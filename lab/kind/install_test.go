@@ -218,3 +218,30 @@ func TestImagesAndChartsArePinned(t *testing.T) {
 		t.Errorf("the operator's chart repository %s is not the one of release %s", FlinkOperator.Repo, FlinkOperator.Version)
 	}
 }
+
+// TestImageBuildsLoadIntoKind: every image the lab builds itself is built with
+// buildx --load and without provenance or SBOM attestations, which would make
+// it an index that `kind load docker-image` cannot import from the containerd
+// image store (Docker Desktop's default).
+func TestImageBuildsLoadIntoKind(t *testing.T) {
+	b, err := os.ReadFile("build-images.sh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	script := string(b)
+	if regexp.MustCompile(`(?m)^\s*docker build\b`).MatchString(script) {
+		t.Error("build-images.sh calls the legacy `docker build`")
+	}
+	m := regexp.MustCompile(`(?m)^build=\((.*)\)$`).FindStringSubmatch(script)
+	if m == nil {
+		t.Fatal("build-images.sh defines no build=(...) command")
+	}
+	for _, want := range []string{"docker buildx build", "--load", "--provenance=false", "--sbom=false"} {
+		if !strings.Contains(m[1], want) {
+			t.Errorf("the image build %q lacks %s", m[1], want)
+		}
+	}
+	if n := strings.Count(script, `"${build[@]}"`); n != 2 {
+		t.Errorf("%d image builds use build=(...), want 2 (flink-job, restore webhook)", n)
+	}
+}

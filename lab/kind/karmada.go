@@ -124,10 +124,17 @@ var WebhookExtraArgs = []initconfig.Arg{{Name: "allow-no-execute-taint-policy", 
 
 func (l *Lab) karmadaDataDir() string { return filepath.Join(l.Cfg.Dir, "karmada") }
 
+// karmadaCRDArchive is the crds.tar.gz karmadactl init installs from. It sits
+// outside karmadaDataDir (and its pki/): karmadactl init's Complete() empties
+// KarmadaDataPath before it reads KarmadaCRDs.
+func (l *Lab) karmadaCRDArchive() string {
+	return filepath.Join(l.Cfg.Dir, "karmada-crds", "crds.tar.gz")
+}
+
 func (l *Lab) installKarmada(ctx context.Context) error {
 	tree := l.karmadaTreeFor()
-	crds := filepath.Join(l.karmadaDataDir(), "crds.tar.gz")
-	if err := os.MkdirAll(l.karmadaDataDir(), 0o755); err != nil {
+	crds := l.karmadaCRDArchive()
+	if err := os.MkdirAll(filepath.Dir(crds), 0o755); err != nil {
 		return err
 	}
 	if err := CRDArchive(filepath.Join(tree, "charts", "karmada", "_crds"), crds); err != nil {
@@ -148,6 +155,18 @@ func (l *Lab) installKarmada(ctx context.Context) error {
 	if _, err := l.kubectlOn(ctx, HostCluster, "-n", "karmada-system", "get", "deployment", "karmada-controller-manager"); err == nil {
 		fmt.Fprintln(l.out, "   Karmada is installed")
 		return nil
+	}
+	// A karmadactl init that failed part way left its namespace (and the
+	// karmada-apiserver NodePort Service) behind, and every retry would stop at
+	// "nodePort of karmada apiserver ... already exist": remove that partial
+	// install with karmadactl's own deinit first.
+	if _, err := l.kubectlOn(ctx, HostCluster, "get", "namespace", "karmada-system"); err == nil {
+		fmt.Fprintln(l.out, "   removing a partial Karmada install (karmadactl deinit) before karmadactl init")
+		if _, err := l.run(ctx, "karmadactl-deinit", l.Cfg.Bins.Karmadactl, "deinit", "--force", "--purge-namespace",
+			"--kubeconfig", l.hostKubeconfig(), "--context", "kind-"+HostCluster); err != nil {
+			return fmt.Errorf("removing the partial Karmada install failed; run `%s deinit --force --purge-namespace --kubeconfig %s --context kind-%s`: %w",
+				l.Cfg.Bins.Karmadactl, l.hostKubeconfig(), HostCluster, err)
+		}
 	}
 	_, err = l.run(ctx, "karmadactl-init", l.Cfg.Bins.Karmadactl, "init", "--config", initFile)
 	return err

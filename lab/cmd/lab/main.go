@@ -55,6 +55,29 @@ func usage() error {
        kwok-stages`)
 }
 
+// recordedLab picks the provider of a lab that is running when LAB_PROVIDER
+// is not set: every command but up acts on the lab that exists, so a plain
+// `make lab-down` takes down a kind lab brought up with LAB_PROVIDER=kind
+// instead of leaving its clusters running. A running hermetic lab wins.
+func recordedLab(root string, cfg *config.Config, command string) (*config.Config, error) {
+	if command == "up" || os.Getenv("LAB_PROVIDER") != "" || cfg.Provider != config.ProviderLocal || local.New(cfg).Running() {
+		return cfg, nil
+	}
+	if err := os.Setenv("LAB_PROVIDER", string(config.ProviderKind)); err != nil {
+		return nil, err
+	}
+	kcfg, err := config.Load(root)
+	_ = os.Unsetenv("LAB_PROVIDER")
+	if err != nil {
+		return nil, err
+	}
+	if st, err := kind.ReadState(kcfg); err != nil || !st.Ready || st.Provider != string(config.ProviderKind) {
+		return cfg, nil
+	}
+	fmt.Fprintf(os.Stderr, "# the kind lab recorded in %s is up: acting on it (LAB_PROVIDER=kind)\n", rel(root, kcfg.Dir))
+	return kcfg, nil
+}
+
 func run(args []string) error {
 	if len(args) == 0 {
 		return usage()
@@ -65,6 +88,9 @@ func run(args []string) error {
 	}
 	cfg, err := config.Load(root)
 	if err != nil {
+		return err
+	}
+	if cfg, err = recordedLab(root, cfg, args[0]); err != nil {
 		return err
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
