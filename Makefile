@@ -24,7 +24,7 @@ lab-up: $(if $(KIND_LAB),kind-preflight kind-tools,) $(KARMADA_BUILD) $(if $(KIN
 	@$(LAB) up
 
 .PHONY: test
-test: verify-series test-go verify-kwok-stages verify-apis lint verify-kind-lab e2e-smoke ## Run the whole test suite: series checks, upstream unit tests of touched packages, our Go tests, the lab's kwok stages, the kind lab's static checks, the lab smoke e2e.
+test: verify-series test-go test-flink verify-kwok-stages verify-apis lint verify-kind-lab e2e-smoke ## Run the whole test suite: series checks, upstream unit tests of touched packages, our Go tests, the Flink job's Java tests, the lab's kwok stages, the kind lab's static checks, the lab smoke e2e.
 
 ##@ Lab (LAB_MEMBERS=3, LAB_KARMADA=patched|upstream, LAB_RETAIN=1; see README)
 
@@ -39,6 +39,10 @@ lab-cli: ## Build the lab command (lab/cmd/lab), the FlinkDeployment runner (lab
 .PHONY: flink-job
 flink-job: ## Build the Flink job jar (lab/flink, Maven; jars from Maven Central) into lab/flink/target/.
 	@hack/build-flink-job.sh
+
+.PHONY: test-flink
+test-flink: ## Java tests of the Flink job (lab/flink: restore without loss on a MiniCluster, the s3:// file system), then its jar.
+	@hack/build-flink-job.sh --test
 
 .PHONY: lab-down
 lab-down: lab-cli ## Stop every process of the lab by PID (data and logs stay in _output/lab).

@@ -14,6 +14,10 @@ command -v make >/dev/null || need_apt+=(make)
 command -v diff >/dev/null || need_apt+=(diffutils)
 # make verify-kind-lab (part of make test) runs shellcheck on every script.
 command -v shellcheck >/dev/null || need_apt+=(shellcheck)
+# make test-flink (part of make test) runs the Flink job's Java tests; the lab's
+# Flink part (make lab-up, make flink-demo) runs the job: Java 17+ and Maven.
+command -v java >/dev/null || need_apt+=(openjdk-17-jdk-headless)
+command -v mvn >/dev/null || need_apt+=(maven)
 if [[ ${#need_apt[@]} -gt 0 ]]; then
   if [[ "$(id -u)" == 0 ]] && command -v apt-get >/dev/null; then
     log::step "installing ${need_apt[*]} with apt-get"
@@ -23,10 +27,7 @@ if [[ ${#need_apt[@]} -gt 0 ]]; then
   fi
 fi
 command -v go >/dev/null || die "Go is required (>= the version in go.mod); install it from your distribution or go.dev/dl"
-# The lab's Flink part (make lab-up, make flink-demo) needs Java 17+ and Maven; without
-# them the lab runs without Flink and says so. Not needed by make test.
-if ! command -v java >/dev/null || ! command -v mvn >/dev/null; then
-  log::step "java/mvn not found: the lab will run without Flink (Debian/Ubuntu: apt-get install openjdk-17-jdk-headless maven)"
-fi
+java_major="$(java -XshowSettings:properties -version 2>&1 | sed -n 's/^ *java.specification.version = \([0-9]*\).*/\1/p')"
+[[ "${java_major:-0}" -ge 17 ]] || die "Java ${java_major:-?} found; the Flink job needs Java 17 or newer (Debian/Ubuntu: apt-get install openjdk-17-jdk-headless)"
 # GOTOOLCHAIN=auto (Go's default) switches to the toolchain go.mod needs if the installed one is older.
-log::ok "prerequisites: $(go version | awk '{print $3}'), git $(git --version | awk '{print $3}'), $(make --version | head -1), shellcheck $(shellcheck --version | awk '/^version/ {print $2}')"
+log::ok "prerequisites: $(go version | awk '{print $3}'), git $(git --version | awk '{print $3}'), $(make --version | head -1), shellcheck $(shellcheck --version | awk '/^version/ {print $2}'), Java ${java_major}, $(mvn -B -v 2>/dev/null | sed -n 's/^.*\(Apache Maven [0-9.]*\).*/\1/p' | head -1)"
