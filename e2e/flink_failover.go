@@ -81,7 +81,7 @@ func FlinkFailoverSpec(ctx context.Context, inputGetter func() FlinkFailoverSpec
 			// new job (the old Work cannot be deleted); the old job is dead with its cluster.
 			Cluster: &policyv1alpha1.ClusterFailoverBehavior{PurgeMode: policyv1alpha1.PurgeModeGracefully, StatePreservation: state},
 			Application: &policyv1alpha1.ApplicationFailoverBehavior{
-				DecisionConditions: policyv1alpha1.DecisionConditions{TolerationSeconds: ptr.To(int32(10))},
+				DecisionConditions: policyv1alpha1.DecisionConditions{TolerationSeconds: ptr.To(flinkUnhealthyToleration)},
 				PurgeMode:          policyv1alpha1.PurgeModeDirectly, StatePreservation: state,
 			},
 		})

@@ -17,6 +17,12 @@ import (
 	"github.com/karmada-failover/lab/e2e/framework"
 )
 
+// flinkUnhealthyToleration is how long the Flink specs' application failover
+// tolerates an unhealthy FlinkDeployment. It exceeds a Flink JVM's cold start on
+// a loaded 2-core machine (about 10 s idle, more under load): with 10 s, a job
+// that was still starting on the destination was evicted from there too.
+const flinkUnhealthyToleration int32 = 30
+
 // jobIDState is the StatePreservation rule of the Flink specs: the job id
 // read from the FlinkDeployment's status by jsonPath, carried under
 // jobIDLabel.

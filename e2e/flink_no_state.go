@@ -69,7 +69,7 @@ func FlinkNoStateSpec(ctx context.Context, inputGetter func() FlinkNoStateSpecIn
 		// The rule's JSONPath finds nothing: Karmada cannot extract the job id.
 		e.createFlink(ctx, template, input.Candidates, &policyv1alpha1.FailoverBehavior{
 			Application: &policyv1alpha1.ApplicationFailoverBehavior{
-				DecisionConditions: policyv1alpha1.DecisionConditions{TolerationSeconds: ptr.To(int32(10))},
+				DecisionConditions: policyv1alpha1.DecisionConditions{TolerationSeconds: ptr.To(flinkUnhealthyToleration)},
 				PurgeMode:          policyv1alpha1.PurgeModeDirectly, StatePreservation: jobIDState("{.jobStatus.noSuchField}"),
 			},
 		})
