@@ -341,6 +341,24 @@ type ComponentStatus struct {
 	Detail    string
 }
 
+// processStatus is the row of a member-side process the lab started (its
+// runner, its restore webhook); ok is false when it was never started (no log).
+func (l *Lab) processStatus(ctx context.Context, component, process, addr string, probe proc.Probe) (row ComponentStatus, ok bool) {
+	if _, err := os.Stat(l.Proc.LogFile(process)); err != nil {
+		return row, false
+	}
+	row = ComponentStatus{Component: component, Address: addr, Detail: "not running"}
+	if pid, running := l.Proc.Running(process); running {
+		row.PID, row.Detail = pid, ""
+		if err := probe.Check(ctx); err != nil {
+			row.Detail = err.Error()
+		} else {
+			row.Healthy = true
+		}
+	}
+	return row, true
+}
+
 // Status checks every component of the lab.
 func (l *Lab) Status(ctx context.Context) []ComponentStatus {
 	p := l.Cfg.Ports
@@ -409,35 +427,19 @@ func (l *Lab) Status(ctx context.Context) []ComponentStatus {
 			}
 			rows = append(rows, row)
 		}
-		if _, err := os.Stat(l.Proc.LogFile(runnerName(name))); err == nil {
-			row := ComponentStatus{Component: name + "/flink-runner", Detail: "not running"}
-			if i, err := strconv.Atoi(strings.TrimPrefix(name, "member")); err == nil {
-				row.Address = hostPort(p.FlinkRunnerHealth(i))
-				if pid, ok := l.Proc.Running(runnerName(name)); ok {
-					row.PID, row.Detail = pid, ""
-					if err := (proc.Probe{URL: "http://" + row.Address + "/healthz"}).Check(ctx); err != nil {
-						row.Detail = err.Error()
-					} else {
-						row.Healthy = true
-					}
+		if i, err := memberIndex(name); err == nil {
+			runner, webhook := hostPort(p.FlinkRunnerHealth(i)), hostPort(p.RestoreWebhookFor(i))
+			for _, c := range []struct {
+				component, process, addr string
+				probe                    proc.Probe
+			}{
+				{"flink-runner", runnerName(name), runner, proc.Probe{URL: "http://" + runner + "/healthz"}},
+				{"flink-restore-webhook", restoreWebhookName(name), webhook, proc.Probe{URL: "https://" + webhook + "/healthz", CAFile: ca}},
+			} {
+				if row, ok := l.processStatus(ctx, name+"/"+c.component, c.process, c.addr, c.probe); ok {
+					rows = append(rows, row)
 				}
 			}
-			rows = append(rows, row)
-		}
-		if _, err := os.Stat(l.Proc.LogFile(restoreWebhookName(name))); err == nil {
-			row := ComponentStatus{Component: name + "/flink-restore-webhook", Detail: "not running"}
-			if addr, err := l.restoreWebhookAddr(name); err == nil {
-				row.Address = addr
-				if pid, ok := l.Proc.Running(restoreWebhookName(name)); ok {
-					row.PID, row.Detail = pid, ""
-					if err := (proc.Probe{URL: "https://" + addr + "/healthz", CAFile: ca}).Check(ctx); err != nil {
-						row.Detail = err.Error()
-					} else {
-						row.Healthy = true
-					}
-				}
-			}
-			rows = append(rows, row)
 		}
 		row := ComponentStatus{Component: name + " (Karmada Cluster)", Detail: "not joined"}
 		if c, ok := clusters[name]; ok {

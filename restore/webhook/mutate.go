@@ -189,7 +189,7 @@ type review struct {
 	reason    string
 	jobID     string
 	// forged is the job id key's value when Karmada did not list the key in
-	// failover.karmada.io/preserved-keys: never used.
+	// failover.karmada.io/preserved-keys: named in the decision, never restored.
 	forged string
 	log    *slog.Logger
 
