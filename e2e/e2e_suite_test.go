@@ -92,6 +92,12 @@ var _ = SynchronizedBeforeSuite(func(ctx SpecContext) []byte {
 	lab, err = framework.NewLab(cfg.KarmadaKubeconfig(), cfg.MembersKubeconfig(), faults)
 	Expect(err).NotTo(HaveOccurred())
 	lab.Provider = string(cfg.Provider)
+	if localLab != nil {
+		lab.FlinkOutputDir = cfg.FlinkOutputDir()
+		if creds, err := localLab.ReadS3Credentials(); err == nil {
+			lab.Checkpoints = &framework.CheckpointStore{Endpoint: creds.Endpoint, Region: creds.Region, AccessKey: creds.AccessKey, SecretKey: creds.SecretKey}
+		}
+	}
 	lab.LogDirs = []string{cfg.LogDir(), filepath.Join(cfg.KwokDir(), "clusters")}
 	artifacts = *artifactFolder
 	if a := os.Getenv("ARTIFACTS"); artifacts == "" && a != "" {

@@ -117,7 +117,7 @@ func FailoverSpec(ctx context.Context, inputGetter func() FailoverSpecInput) {
 		case FaultTaint:
 			e.taint(ctx, source, "lab.karmada.io/fault")
 		case FaultStopCluster:
-			Expect(input.Lab.Faults.StopCluster(ctx, source)).To(Succeed())
+			Expect(input.Lab.Faults.StopCluster(ctx, source, false)).To(Succeed())
 			e.cleanups = append(e.cleanups, func(ctx context.Context) { _ = input.Lab.Faults.StartCluster(ctx, source) })
 		case FaultPodsNotReady:
 			Expect(input.Lab.Faults.FailPods(ctx, source, e.ns, "app="+name, false)).To(Succeed())

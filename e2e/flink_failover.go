@@ -50,7 +50,9 @@ const FaultFlinkStarved Fault = "flink-starved"
 // Karmada moves the FlinkDeployment, carrying the jobId; the restore webhook on
 // the destination sets spec.job.initialSavepointPath to the old job's latest
 // completed checkpoint. A user observes: Flink's REST API on the destination
-// reports the restore from that checkpoint, and no record is lost.
+// reports the restore from that checkpoint, the checkpoint store has no newer
+// completed one of the old job, and the job's committed output (FileSink part
+// files, read by lab/flinkverify) holds every sequence exactly once.
 func FlinkFailoverSpec(ctx context.Context, inputGetter func() FlinkFailoverSpecInput) {
 	var (
 		input FlinkFailoverSpecInput
@@ -69,6 +71,9 @@ func FlinkFailoverSpec(ctx context.Context, inputGetter func() FlinkFailoverSpec
 		k := input.Lab.Karmada
 		checkpointDir := "s3://flink-checkpoints/" + e.ns + "/" + name
 		template := framework.NewFlinkDeployment(e.ns, name, checkpointDir)
+		output := input.Lab.FlinkOutputURI(e.ns, name)
+		Expect(output).NotTo(BeEmpty(), "the lab has no Flink output directory")
+		framework.SetFlinkOutput(template.Object, output)
 		if input.StaleUserSavepoint {
 			// Keep the checkpoint the template will name, so that the webhook can
 			// compare the two completion times.
@@ -135,13 +140,12 @@ func FlinkFailoverSpec(ctx context.Context, inputGetter func() FlinkFailoverSpec
 			}
 			g.Expect(found).To(BeTrue(), "no status of %s in the binding's aggregatedStatus", source)
 		}).Should(Succeed())
-		oldREST := framework.FlinkREST{URL: old.RESTURL, JobID: old.JobID}
-		// Flink reports a vertex's metrics a little after the job is RUNNING and
-		// has checkpointed; on a loaded machine the first read can come too early.
-		var before framework.SequenceMetrics
-		e.eventually(ctx, "wait-available", func(ctx context.Context) (err error) {
-			before, err = oldREST.SequenceMetrics(ctx)
-			return err
+		By("checking the job's committed output on " + source + " so far (FileSink part files)")
+		e.eventually(ctx, "wait-flink-running", func(g Gomega) {
+			r, err := input.Lab.VerifyFlinkOutput(e.ns, name)
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(r.Files).To(BeNumerically(">=", 1), "committed part files")
+			g.Expect(r.OK()).To(BeTrue(), "committed output before the fault: %s", r)
 		}).Should(Succeed())
 		e.timeline.Mark(fmt.Sprintf("job %s RUNNING on %s, 3 checkpoints", old.JobID[:8], source))
 
@@ -150,7 +154,7 @@ func FlinkFailoverSpec(ctx context.Context, inputGetter func() FlinkFailoverSpec
 		e.timeline.Mark("failure injected on " + source)
 		switch input.Fault {
 		case FaultStopCluster:
-			Expect(input.Lab.Faults.StopCluster(ctx, source)).To(Succeed())
+			Expect(input.Lab.Faults.StopCluster(ctx, source, false)).To(Succeed())
 			e.cleanups = append(e.cleanups, func(ctx context.Context) { _ = input.Lab.Faults.StartCluster(ctx, source) })
 		case FaultFlinkStarved:
 			Expect(input.Lab.Faults.StarveFlink(ctx, source, true)).To(Succeed())
@@ -199,26 +203,46 @@ func FlinkFailoverSpec(ctx context.Context, inputGetter func() FlinkFailoverSpec
 		Expect(restoredPath).To(HavePrefix(checkpointDir+"/"+old.JobID+"/chk-"), "restored from the old job's checkpoints")
 		e.timeline.Mark("webhook: restore from " + restoredPath[strings.LastIndex(restoredPath, "/")+1:])
 
-		By("checking Flink restored that checkpoint and lost nothing")
+		By("checking Flink restored that checkpoint, and that it is the latest the old job completed")
 		newREST := framework.FlinkREST{URL: now.RESTURL, JobID: now.JobID}
-		var after framework.SequenceMetrics
+		var restored framework.Checkpoints
 		e.eventually(ctx, "wait-flink-running", func(g Gomega, ctx context.Context) {
-			cp, err := newREST.Checkpoints(ctx)
+			var err error
+			restored, err = newREST.Checkpoints(ctx)
 			g.Expect(err).NotTo(HaveOccurred())
-			g.Expect(strings.TrimSuffix(cp.RestoredFrom, "/")).To(Equal(strings.TrimSuffix(restoredPath, "/")))
+			g.Expect(strings.TrimSuffix(restored.RestoredFrom, "/")).To(Equal(strings.TrimSuffix(restoredPath, "/")))
 			if input.StaleUserSavepoint {
-				g.Expect(cp.RestoredID).To(BeNumerically(">", stale.LatestCompletedN), "Flink restored a checkpoint newer than the template's")
+				g.Expect(restored.RestoredID).To(BeNumerically(">", stale.LatestCompletedN), "Flink restored a checkpoint newer than the template's")
 			}
-			after, err = newREST.SequenceMetrics(ctx)
+			m, err := newREST.SequenceMetrics(ctx)
 			g.Expect(err).NotTo(HaveOccurred())
-			g.Expect(after.FirstSequenceAfterRestore).To(BeNumerically(">=", 0), "no record processed yet")
+			g.Expect(m.FirstSequenceAfterRestore).To(BeNumerically(">=", 0), "no record processed yet")
 		}).Should(Succeed())
 		rto := time.Since(injected).Seconds()
 		e.timeline.Mark("first record processed on " + dest)
-		Expect(after.RestoredMaxSequence).To(BeNumerically(">=", 0), "the job restored state")
-		Expect(after.Lost()).To(BeZero(), "records lost between the restored checkpoint and the first record")
-		reprocessed := before.MaxSequence - after.RestoredMaxSequence
-		summary := fmt.Sprintf("restored from %s · lost=%d · reprocessed=%d · rto=%.0fs", restoredPath, after.Lost(), reprocessed, rto)
+
+		By("checking the committed output of every run: each sequence exactly once")
+		e.eventually(ctx, "wait-flink-running", func(g Gomega, ctx context.Context) {
+			cp, err := newREST.Checkpoints(ctx)
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(cp.Completed).To(BeNumerically(">=", 2), "two checkpoints of the job on %s commit its output", dest)
+		}).Should(Succeed())
+		report, err := input.Lab.VerifyFlinkOutput(e.ns, name)
+		Expect(err).NotTo(HaveOccurred())
+		e.timeline.Mark("output verified: " + report.String())
+		Expect(report.Duplicated).To(BeZero(), "records committed more than once (%s): a restore from an older checkpoint, a fresh start or two writers", report)
+		Expect(report.Missing).To(BeZero(), "records never committed (%s)", report)
+
+		// The old job is gone (its member stopped, or its FlinkDeployment removed
+		// from there): the store's listing is final for its job id.
+		Expect(input.Lab.Checkpoints).NotTo(BeNil(), "the lab's checkpoint store")
+		latest, err := input.Lab.Checkpoints.LatestCompleted(ctx, checkpointDir, old.JobID)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(restored.RestoredID).To(Equal(latest), "Flink on %s restored chk-%d; the latest completed checkpoint of job %s in the store is chk-%d",
+			dest, restored.RestoredID, old.JobID, latest)
+
+		summary := fmt.Sprintf("restored from %s (latest completed: chk-%d) · missing=%d · duplicated=%d · reprocessed=%d · rto=%.0fs",
+			restoredPath, latest, report.Missing, report.Duplicated, report.Reprocessed, rto)
 		AddReportEntry("flink failover", summary)
 		fmt.Fprintln(GinkgoWriter, summary)
 		e.timeline.Title += " — " + summary

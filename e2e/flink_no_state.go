@@ -20,6 +20,7 @@ import (
 	policyv1alpha1 "github.com/karmada-io/karmada/pkg/apis/policy/v1alpha1"
 
 	"github.com/karmada-failover/lab/e2e/framework"
+	"github.com/karmada-failover/lab/lab/flinkverify"
 )
 
 // FlinkNoStateSpecInput is the input of FlinkNoStateSpec.
@@ -45,7 +46,9 @@ const forgedJobID = "0123456789abcdef0123456789abcdef"
 // unlisted key), so Karmada keeps retrying, until the failover is older than
 // the webhook's grace; then the job starts without state, with the decision
 // annotation and a Warning event on the destination, and Flink (REST) reports
-// no restore: nothing was taken from the template's job id.
+// no restore: nothing was taken from the template's job id. The job's committed
+// output shows what starting without state costs: the sequence is committed
+// again from 0 (the sink verifier's duplicates, as documented).
 func FlinkNoStateSpec(ctx context.Context, inputGetter func() FlinkNoStateSpecInput) {
 	var (
 		input FlinkNoStateSpecInput
@@ -66,6 +69,9 @@ func FlinkNoStateSpec(ctx context.Context, inputGetter func() FlinkNoStateSpecIn
 		checkpointDir := "s3://flink-checkpoints/" + e.ns + "/" + name
 		template := framework.NewFlinkDeployment(e.ns, name, checkpointDir)
 		template.SetLabels(map[string]string{jobIDLabel: forgedJobID})
+		output := input.Lab.FlinkOutputURI(e.ns, name)
+		Expect(output).NotTo(BeEmpty(), "the lab has no Flink output directory")
+		framework.SetFlinkOutput(template.Object, output)
 		// The rule's JSONPath finds nothing: Karmada cannot extract the job id.
 		e.createFlink(ctx, template, input.Candidates, &policyv1alpha1.FailoverBehavior{
 			Application: &policyv1alpha1.ApplicationFailoverBehavior{
@@ -181,6 +187,17 @@ func FlinkNoStateSpec(ctx context.Context, inputGetter func() FlinkNoStateSpecIn
 			g.Expect(cp.RestoredFrom).To(BeEmpty())
 			g.Expect(cp.Completed).To(BeNumerically(">=", 1), "the fresh job checkpoints")
 		}).Should(Succeed())
+
+		By("the committed output shows the fresh start: the sequence committed again from 0")
+		var report flinkverify.Report
+		e.eventually(ctx, "wait-flink-running", func(g Gomega) {
+			var err error
+			report, err = input.Lab.VerifyFlinkOutput(e.ns, name)
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(report.Duplicated).To(BeNumerically(">", 0), "%s", report)
+		}).Should(Succeed())
+		Expect(report.FirstDuplicated).To(BeZero(), "a fresh start commits from sequence 0 again: %s", report)
+		e.timeline.Mark("output verified: " + report.String())
 		summary := fmt.Sprintf("no state carried: denied on %s, admitted fresh %.0fs after the failover (grace %s), %.0fs after the fault",
 			dest, admitted.Sub(failoverTime).Seconds(), input.Grace, admitted.Sub(injected).Seconds())
 		AddReportEntry("flink failover without state", summary)

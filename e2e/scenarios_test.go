@@ -10,8 +10,10 @@ import (
 	policyv1alpha1 "github.com/karmada-io/karmada/pkg/apis/policy/v1alpha1"
 )
 
-// Labels: smoke (fast, run by `make test`), lab (needs a running lab), fault
-// (injects a failure), slow (a minute or more), flink (runs Flink).
+// Labels: smoke (fast) and ci (the failovers every CI run proves), both run by
+// `make test` (make e2e-smoke); lab (needs a running lab), fault
+// (injects a failure), crash (a member crashes: SIGKILL, no grace), slow (a
+// minute or more), flink (runs Flink).
 //
 // Specs run in the order written (Ordered is not needed: each spec leaves every
 // member Ready and untainted, and owns its namespace).
@@ -22,13 +24,13 @@ var _ = Describe("First placement", Label("smoke", "lab"), func() {
 	})
 })
 
-var _ = Describe("Cluster failover by a NoExecute taint", Label("lab", "fault"), func() {
+var _ = Describe("Cluster failover by a NoExecute taint", Label("ci", "lab", "fault"), func() {
 	FailoverSpec(context.TODO(), func() FailoverSpecInput {
 		return FailoverSpecInput{E2EConfig: e2eConfig, Lab: lab, ArtifactFolder: artifacts, Fault: FaultTaint, Candidates: []string{"member1", "member2"}}
 	})
 })
 
-var _ = Describe("Cluster failover by stopping the member cluster", Label("lab", "fault", "slow"), func() {
+var _ = Describe("Cluster failover when the member cluster crashes", Label("lab", "fault", "crash", "slow"), func() {
 	FailoverSpec(context.TODO(), func() FailoverSpecInput {
 		return FailoverSpecInput{E2EConfig: e2eConfig, Lab: lab, ArtifactFolder: artifacts, Fault: FaultStopCluster, Candidates: []string{"member2", "member3"},
 			PurgeMode: policyv1alpha1.PurgeModeGracefully}
@@ -98,7 +100,7 @@ var _ = Describe("Cluster-scoped resource (ClusterResourceBinding)", Label("lab"
 	})
 })
 
-var _ = Describe("Flink cluster failover: the member stops", Label("lab", "fault", "flink", "slow"), func() {
+var _ = Describe("Flink cluster failover: the member crashes", Label("ci", "lab", "fault", "crash", "flink", "slow"), func() {
 	FlinkFailoverSpec(context.TODO(), func() FlinkFailoverSpecInput {
 		return FlinkFailoverSpecInput{E2EConfig: e2eConfig, Lab: lab, ArtifactFolder: artifacts, Fault: FaultStopCluster, Candidates: []string{"member1", "member2"}}
 	})

@@ -129,12 +129,6 @@ type SequenceMetrics struct {
 	MaxSequence, FirstSequenceAfterRestore, RestoredMaxSequence int64
 }
 
-// Lost is the number of source records skipped by the restore (0 when the job
-// resumed exactly after the restored checkpoint); only meaningful when restored.
-func (m SequenceMetrics) Lost() int64 {
-	return m.FirstSequenceAfterRestore - (m.RestoredMaxSequence + 1)
-}
-
 // SequenceMetrics reads the gauges of the stateful operator (subtask 0).
 func (f FlinkREST) SequenceMetrics(ctx context.Context) (SequenceMetrics, error) {
 	var job struct {

@@ -36,9 +36,9 @@ func NewKindFaults(l *kind.Lab) (*KindFaults, error) {
 
 const controllerManager = "karmada-controller-manager"
 
-// StopCluster stops the member's node container.
-func (f *KindFaults) StopCluster(ctx context.Context, name string) error {
-	return f.Lab.StopMember(ctx, name)
+// StopCluster kills (or, graceful, stops) the member's node container.
+func (f *KindFaults) StopCluster(ctx context.Context, name string, graceful bool) error {
+	return f.Lab.StopMember(ctx, name, graceful)
 }
 
 // StartCluster starts the node container and waits for the API server.

@@ -20,8 +20,10 @@ const KarmadaContext = "karmada-apiserver"
 // made to fail and recover, and how a workload's pods are made unhealthy in one
 // member. Everything else the scenarios do goes through the API servers.
 type FaultInjector interface {
-	// StopCluster stops the member's control plane: its API becomes unreachable.
-	StopCluster(ctx context.Context, name string) error
+	// StopCluster crashes the member (SIGKILL to everything in it: its API
+	// becomes unreachable, its workloads die without a clean shutdown), or
+	// with graceful stops it with SIGTERM and a grace period.
+	StopCluster(ctx context.Context, name string, graceful bool) error
 	// StartCluster brings a stopped member back.
 	StartCluster(ctx context.Context, name string) error
 	// FailPods makes the pods matching selector in namespace of a member
@@ -61,6 +63,11 @@ type Lab struct {
 	Faults   FaultInjector
 	LogDirs  []string // process logs copied into the artifacts
 	Provider string
+	// FlinkOutputDir holds the committed output of the lab's Flink jobs, one
+	// directory per namespace/name ("": the lab has none).
+	FlinkOutputDir string
+	// Checkpoints is the lab's checkpoint store (nil: not reachable from the suite).
+	Checkpoints *CheckpointStore
 }
 
 // NewLab builds proxies from upstream's two kubeconfigs: karmada.config (context

@@ -13,9 +13,10 @@ type LocalFaults struct {
 	Lab *local.Lab
 }
 
-// StopCluster stops every process of the member.
-func (f LocalFaults) StopCluster(ctx context.Context, name string) error {
-	return f.Lab.StopMember(ctx, name)
+// StopCluster crashes the member (SIGKILL to every process of it, its Flink
+// JVMs too), or stops it with SIGTERM and grace.
+func (f LocalFaults) StopCluster(ctx context.Context, name string, graceful bool) error {
+	return f.Lab.StopMember(ctx, name, graceful)
 }
 
 // StartCluster starts the member again.

@@ -188,6 +188,11 @@ func (c *Config) MembersKubeconfig() string { return filepath.Join(c.Dir, "membe
 func (c *Config) StateFile() string         { return filepath.Join(c.Dir, "lab.json") }
 func (c *Config) S3Dir() string             { return filepath.Join(c.Dir, "s3") }
 
+// FlinkOutputDir holds the committed output (FileSink) of the lab's Flink jobs,
+// <namespace>/<name>/part-*: a file:// directory every member's Flink
+// processes reach, read by `lab flink verify`.
+func (c *Config) FlinkOutputDir() string { return filepath.Join(c.Dir, "flink-output") }
+
 // Load reads the configuration from the environment:
 //
 //	LAB_PROVIDER (local|kind), LAB_KARMADA (patched|upstream), LAB_MEMBERS (default 3),

@@ -21,8 +21,11 @@ type process struct {
 
 // startProcess starts argv with stdout/stderr appended to logPath. The process
 // gets its own process group (a Ctrl-C in the runner's terminal reaches only the
-// runner, which then stops it) and SIGTERM when the runner dies
-// (Pdeathsig), so a killed runner does not leave a job running.
+// runner, which then stops it) and SIGKILL when the runner dies (Pdeathsig), so
+// a killed runner does not leave a job running: a runner that stops normally
+// stops its processes with SIGTERM first, one that is killed (the lab's crash
+// fault) takes them down with it as a crashing node does, without a final
+// checkpoint or a clean shutdown.
 func startProcess(argv, env []string, logPath string) (*process, error) {
 	logf, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
@@ -32,7 +35,7 @@ func startProcess(argv, env []string, logPath string) (*process, error) {
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.Env = append(os.Environ(), env...)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
 		fmt.Fprintf(logf, "=== start failed: %v\n", err)
 		logf.Close()

@@ -192,12 +192,18 @@ func (l *Lab) createClusters(ctx context.Context) error {
 }
 
 // StopMember stops the member's node container: its API server becomes
-// unreachable and its workloads stop, as when a cluster fails.
-func (l *Lab) StopMember(ctx context.Context, name string) error {
+// unreachable and its workloads stop, as when a cluster fails. By default it
+// crashes (docker kill: SIGKILL to every process in the node); with graceful
+// the container gets docker stop's SIGTERM and grace period.
+func (l *Lab) StopMember(ctx context.Context, name string, graceful bool) error {
 	if _, err := memberIndex(l.Cfg, name); err != nil {
 		return err
 	}
-	_, err := l.run(ctx, "docker-stop-"+name, "docker", "stop", NodeContainer(name))
+	verb := "kill"
+	if graceful {
+		verb = "stop"
+	}
+	_, err := l.run(ctx, "docker-"+verb+"-"+name, "docker", verb, NodeContainer(name))
 	return err
 }
 

@@ -3,6 +3,7 @@ package local
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -24,6 +25,7 @@ import (
 	"github.com/karmada-failover/lab/lab/config"
 	"github.com/karmada-failover/lab/lab/internal/kubeconfig"
 	"github.com/karmada-failover/lab/lab/internal/pki"
+	"github.com/karmada-failover/lab/lab/internal/proc"
 )
 
 // Members are kwokctl clusters with the binary runtime: kwokctl starts a real
@@ -441,16 +443,24 @@ func ensureMemberStopped(pids map[string]int, grace time.Duration) []string {
 // StopMember stops every process of a member (fault injection: its API becomes
 // unreachable and Karmada marks the cluster NotReady). Its data is kept, so
 // StartMember brings the same cluster back.
-func (l *Lab) StopMember(ctx context.Context, name string) error {
+//
+// By default the member crashes, as a node losing power does: SIGKILL to its
+// Flink runner (whose Flink JVMs the kernel kills with it: no final checkpoint,
+// no clean shutdown), its restore webhook and its control-plane processes, at
+// once. With graceful every process gets SIGTERM and time to shut down.
+func (l *Lab) StopMember(ctx context.Context, name string, graceful bool) error {
 	if _, err := os.Stat(l.memberDir(name)); err != nil {
 		return fmt.Errorf("no member %q in this lab (%s)", name, l.Cfg.KwokDir())
+	}
+	pids := l.memberPIDs(name)
+	if !graceful {
+		return l.crashMember(name, pids)
 	}
 	// Its Flink processes and its restore webhook die with it: stop the
 	// runner, which stops them, and the webhook.
 	if err := l.stopMemberFlink(name); err != nil {
 		return err
 	}
-	pids := l.memberPIDs(name)
 	if _, err := l.kwokctl(ctx, "stop", "cluster", "--name", name); err != nil {
 		return err
 	}
@@ -458,6 +468,52 @@ func (l *Lab) StopMember(ctx context.Context, name string) error {
 		fmt.Fprintf(os.Stderr, "killed %s of %s after it ignored SIGTERM\n", strings.Join(killed, ", "), name)
 	}
 	return nil
+}
+
+// crashMember sends SIGKILL to every process of the member and returns when
+// they are gone and its Flink REST ports are closed (its JVMs are dead).
+// kwokctl's PID files stay: `kwokctl start cluster` starts a component whose
+// recorded PID is not running.
+func (l *Lab) crashMember(name string, pids map[string]int) error {
+	var errs []error
+	for _, p := range []string{runnerName(name), restoreWebhookName(name)} {
+		if _, running := l.Proc.Running(p); running {
+			errs = append(errs, l.Proc.Kill(p))
+		}
+	}
+	for _, pid := range pids {
+		if processAlive(pid) {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+	}
+	if left := ensureMemberStopped(pids, 10*time.Second); len(left) > 0 {
+		errs = append(errs, fmt.Errorf("%s of %s survived SIGKILL", strings.Join(left, ", "), name))
+	}
+	if i, err := memberIndex(name); err == nil {
+		lo, hi := l.Cfg.Ports.FlinkRESTRange(i)
+		errs = append(errs, waitPortsClosed(lo, hi, 15*time.Second))
+	}
+	return errors.Join(errs...)
+}
+
+// waitPortsClosed waits until nothing listens on 127.0.0.1:lo..hi.
+func waitPortsClosed(lo, hi int, timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	for {
+		var open []int
+		for port := lo; port <= hi; port++ {
+			if !proc.PortFree(config.Host, port) {
+				open = append(open, port)
+			}
+		}
+		if len(open) == 0 {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("Flink REST ports %v still open %s after the crash", open, timeout)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 }
 
 // StartMember starts a stopped member again and waits for its API server.

@@ -8,10 +8,12 @@
 //	lab clean                   down, then remove _output/lab
 //	lab status                  table of components, PIDs, addresses, health
 //	lab env                     exports for kubectl, karmadactl and upstream's e2e
-//	lab member stop|start NAME  stop or start a member cluster's processes
+//	lab member stop NAME [--graceful]  crash a member cluster (SIGKILL; --graceful: SIGTERM)
+//	lab member start NAME       start a stopped member cluster again
 //	lab taint NAME KEY[=V]:EFFECT [--remove]
 //	lab fail-pods --cluster NAME --namespace NS --selector SEL [--heal]
 //	lab kwok-stages             print the kwok stages every member of the hermetic lab runs
+//	lab flink verify NS/NAME    check the committed output of a FlinkDeployment (hermetic lab)
 //
 // Settings come from the environment (lab/config): LAB_PROVIDER=local|kind,
 // LAB_MEMBERS, LAB_KARMADA=patched|upstream, LAB_DIR, LAB_RETAIN=1,
@@ -21,10 +23,12 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"net/url"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -35,6 +39,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/karmada-failover/lab/lab/config"
+	"github.com/karmada-failover/lab/lab/flinkverify"
 	"github.com/karmada-failover/lab/lab/kind"
 	"github.com/karmada-failover/lab/lab/local"
 )
@@ -50,9 +55,9 @@ func main() {
 }
 
 func usage() error {
-	return errors.New(`usage: lab up | down | clean | status | env | member stop|start NAME |
+	return errors.New(`usage: lab up | down | clean | status | env | member stop NAME [--graceful] | member start NAME |
        taint NAME KEY[=VALUE]:EFFECT [--remove] | fail-pods --cluster NAME --namespace NS --selector SEL [--heal] |
-       kwok-stages`)
+       kwok-stages | flink verify NAMESPACE/NAME [--json]`)
 }
 
 // recordedLab picks the provider of a lab that is running when LAB_PROVIDER
@@ -123,17 +128,30 @@ func run(args []string) error {
 		}
 		return nil
 	case "member":
-		if len(args) != 3 {
+		if len(args) < 3 {
 			return usage()
 		}
 		switch args[1] {
 		case "stop":
-			if err := p.stopMember(ctx, args[2]); err != nil {
+			fs := flag.NewFlagSet("member stop", flag.ContinueOnError)
+			graceful := fs.Bool("graceful", false, "SIGTERM and a grace period instead of a crash (SIGKILL)")
+			if err := fs.Parse(reorder(args[2:])); err != nil || fs.NArg() != 1 {
+				return usage()
+			}
+			name := fs.Arg(0)
+			if err := p.stopMember(ctx, name, *graceful); err != nil {
 				return err
 			}
-			fmt.Printf("%s is stopped: its API server is unreachable until `lab member start %s`.\n", args[2], args[2])
+			how := "crashed (SIGKILL, no grace)"
+			if *graceful {
+				how = "stopped (SIGTERM, with grace)"
+			}
+			fmt.Printf("%s is %s: its API server is unreachable until `lab member start %s`.\n", name, how, name)
 			return nil
 		case "start":
+			if len(args) != 3 {
+				return usage()
+			}
 			if err := p.startMember(ctx, args[2]); err != nil {
 				return err
 			}
@@ -159,6 +177,11 @@ func run(args []string) error {
 		}
 		_, err = os.Stdout.Write(b)
 		return err
+	case "flink":
+		if len(args) < 3 || args[1] != "verify" {
+			return usage()
+		}
+		return verifyFlinkOutput(cfg, args[2:])
 	case "fail-pods":
 		fs := flag.NewFlagSet("fail-pods", flag.ContinueOnError)
 		cluster := fs.String("cluster", "", "member cluster")
@@ -182,6 +205,42 @@ func run(args []string) error {
 	return usage()
 }
 
+// verifyFlinkOutput is `lab flink verify NAMESPACE/NAME [--json]`: the
+// committed output of the lab's Flink job for that FlinkDeployment, across
+// every run on every member. It fails when a record is missing or duplicated.
+func verifyFlinkOutput(cfg *config.Config, args []string) error {
+	fs := flag.NewFlagSet("flink verify", flag.ContinueOnError)
+	asJSON := fs.Bool("json", false, "print the report as JSON")
+	if err := fs.Parse(reorder(args)); err != nil || fs.NArg() != 1 {
+		return usage()
+	}
+	ns, name, ok := strings.Cut(fs.Arg(0), "/")
+	if !ok || ns == "" || name == "" || strings.Contains(name, "/") {
+		return fmt.Errorf("%q: want NAMESPACE/NAME of a FlinkDeployment", fs.Arg(0))
+	}
+	if cfg.Provider != config.ProviderLocal {
+		return fmt.Errorf("lab flink verify reads the hermetic lab's output directory; the %s lab's jobs write none", cfg.Provider)
+	}
+	dir := filepath.Join(cfg.FlinkOutputDir(), ns, name)
+	r, err := flinkverify.Verify(os.DirFS(dir))
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		b, _ := json.MarshalIndent(r, "", "  ")
+		fmt.Println(string(b))
+	} else {
+		fmt.Printf("%s/%s: %s\n", ns, name, r)
+	}
+	if r.Files == 0 && r.UncommittedFiles == 0 {
+		return fmt.Errorf("no output in %s: is %s/%s running with --output-dir %s?", dir, ns, name, (&url.URL{Scheme: "file", Path: dir}).String())
+	}
+	if !r.OK() {
+		return fmt.Errorf("%s/%s: %d records missing (first %d), %d duplicated (first %d)", ns, name, r.Missing, r.FirstMissing, r.Duplicated, r.FirstDuplicated)
+	}
+	return nil
+}
+
 // provider is what differs between the hermetic lab and the kind lab.
 type provider interface {
 	up(ctx context.Context) error
@@ -189,7 +248,7 @@ type provider interface {
 	clean(ctx context.Context) error
 	status(ctx context.Context) error
 	env() []string
-	stopMember(ctx context.Context, name string) error
+	stopMember(ctx context.Context, name string, graceful bool) error
 	startMember(ctx context.Context, name string) error
 	failPods(ctx context.Context, cluster, namespace, selector string, heal bool) (int, error)
 }
@@ -251,8 +310,8 @@ func (p *localProvider) status(ctx context.Context) error {
 }
 
 func (p *localProvider) env() []string { return p.lab.Env() }
-func (p *localProvider) stopMember(ctx context.Context, name string) error {
-	return p.lab.StopMember(ctx, name)
+func (p *localProvider) stopMember(ctx context.Context, name string, graceful bool) error {
+	return p.lab.StopMember(ctx, name, graceful)
 }
 func (p *localProvider) startMember(ctx context.Context, name string) error {
 	return p.lab.StartMember(ctx, name)
@@ -293,8 +352,8 @@ func (p *kindProvider) down(ctx context.Context) error {
 func (p *kindProvider) clean(ctx context.Context) error  { return p.lab.Clean(ctx, os.Stdout) }
 func (p *kindProvider) status(ctx context.Context) error { return p.lab.Status(ctx, os.Stdout) }
 func (p *kindProvider) env() []string                    { return p.lab.Env() }
-func (p *kindProvider) stopMember(ctx context.Context, name string) error {
-	return p.lab.StopMember(ctx, name)
+func (p *kindProvider) stopMember(ctx context.Context, name string, graceful bool) error {
+	return p.lab.StopMember(ctx, name, graceful)
 }
 func (p *kindProvider) startMember(ctx context.Context, name string) error {
 	return p.lab.StartMember(ctx, name)

@@ -1,10 +1,12 @@
 package io.karmadafailover.lab.flink;
 
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Locale;
 import java.util.Objects;
 
 import org.apache.flink.api.common.eventtime.WatermarkStrategy;
+import org.apache.flink.api.common.serialization.SimpleStringEncoder;
 import org.apache.flink.api.common.typeinfo.Types;
 import org.apache.flink.api.connector.source.util.ratelimit.RateLimiterStrategy;
 import org.apache.flink.configuration.CheckpointingOptions;
@@ -13,8 +15,14 @@ import org.apache.flink.configuration.ExternalizedCheckpointRetention;
 import org.apache.flink.configuration.ReadableConfig;
 import org.apache.flink.connector.datagen.source.DataGeneratorSource;
 import org.apache.flink.connector.datagen.source.GeneratorFunction;
+import org.apache.flink.connector.file.sink.FileSink;
 import org.apache.flink.core.execution.CheckpointingMode;
+import org.apache.flink.core.fs.Path;
+import org.apache.flink.streaming.api.datastream.DataStream;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
+import org.apache.flink.streaming.api.functions.sink.filesystem.OutputFileConfig;
+import org.apache.flink.streaming.api.functions.sink.filesystem.bucketassigners.BasePathBucketAssigner;
+import org.apache.flink.streaming.api.functions.sink.filesystem.rollingpolicies.OnCheckpointRollingPolicy;
 import org.apache.flink.streaming.api.functions.sink.v2.DiscardingSink;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -25,8 +33,15 @@ import org.slf4j.LoggerFactory;
  * <p>Pipeline (parallelism 1 on purpose, see README "loss measurement"):
  *
  * <pre>
- *   DataGeneratorSource (0,1,2,... at --rate/s)  --keyBy(seq % keys)-->  SequenceStateFunction  -->  DiscardingSink
+ *   DataGeneratorSource (0,1,2,... at --rate/s)  --keyBy(seq % keys)-->  SequenceStateFunction  -->  FileSink
  * </pre>
+ *
+ * <p>The sink is Flink's {@link FileSink} into {@code --output-dir}: one line per sequence number,
+ * part files rolled on every checkpoint and committed (renamed from their hidden in-progress name)
+ * only when that checkpoint completes. The committed part files are therefore the job's
+ * exactly-once output across restarts and restores, which the lab's verifier reads
+ * ({@code lab flink verify}): every sequence exactly once, whatever happened to the job. Without
+ * {@code --output-dir} the records go to a {@code DiscardingSink}.
  *
  * <p>The checkpoint directory is NOT chosen here: it is read from the cluster configuration key
  * {@code state.checkpoints.dir} (or its 1.20 name {@code execution.checkpointing.dir}), i.e. from
@@ -43,6 +58,10 @@ public final class FailoverLabJob {
     public static final String SOURCE_UID = "datagen-sequence-source";
     public static final String STATE_UID = "sequence-state";
     public static final String SINK_UID = "discarding-sink";
+    public static final String FILE_SINK_UID = "committed-sequence-sink";
+    /** Committed part files are {@code part-<writer uuid>-<subtask>-<counter>.txt}. */
+    public static final String PART_PREFIX = "part";
+    public static final String PART_SUFFIX = ".txt";
 
     private FailoverLabJob() {}
 
@@ -82,12 +101,13 @@ public final class FailoverLabJob {
         env.setParallelism(1);
 
         LOG.info(
-                "JOB_CONFIG jobName={} rate={} keys={} checkpointIntervalMs={} checkpointDir={}",
+                "JOB_CONFIG jobName={} rate={} keys={} checkpointIntervalMs={} checkpointDir={} outputDir={}",
                 options.jobName(),
                 options.rate(),
                 options.keys(),
                 options.checkpointIntervalMs(),
-                checkpointDir);
+                checkpointDir,
+                options.outputDir() == null ? "<discard>" : options.outputDir());
 
         GeneratorFunction<Long, Long> identity = index -> index;
         DataGeneratorSource<Long> source =
@@ -98,19 +118,41 @@ public final class FailoverLabJob {
                         Types.LONG);
 
         final long keys = options.keys();
-        env.fromSource(source, WatermarkStrategy.noWatermarks(), "sequence-source")
-                .uid(SOURCE_UID)
-                .keyBy(seq -> seq % keys, Types.LONG)
-                .process(new SequenceStateFunction())
-                .name("sequence-state")
-                .uid(STATE_UID)
-                .sinkTo(new DiscardingSink<>())
-                .name("discard")
-                .uid(SINK_UID);
+        DataStream<Long> sequence =
+                env.fromSource(source, WatermarkStrategy.noWatermarks(), "sequence-source")
+                        .uid(SOURCE_UID)
+                        .keyBy(seq -> seq % keys, Types.LONG)
+                        .process(new SequenceStateFunction())
+                        .name("sequence-state")
+                        .uid(STATE_UID);
+        if (options.outputDir() == null) {
+            sequence.sinkTo(new DiscardingSink<>()).name("discard").uid(SINK_UID);
+            return;
+        }
+        sequence.sinkTo(committedSink(options.outputDir())).name("committed-sequence").uid(FILE_SINK_UID);
     }
 
-    /** Job arguments: {@code --rate}, {@code --keys}, {@code --checkpoint-interval-ms}, {@code --job-name}. */
-    public record Options(double rate, long keys, long checkpointIntervalMs, String jobName) {
+    /**
+     * The exactly-once output: rows {@code <sequence>\n} in one bucket (the directory itself),
+     * rolled on every checkpoint, so a part file is committed exactly when the checkpoint that
+     * covers its records completes (and by the job restored from that checkpoint if this one dies
+     * between completion and commit).
+     */
+    static FileSink<Long> committedSink(String outputDir) {
+        return FileSink.forRowFormat(new Path(outputDir), new SimpleStringEncoder<Long>(StandardCharsets.UTF_8.name()))
+                .withBucketAssigner(new BasePathBucketAssigner<>())
+                .withRollingPolicy(OnCheckpointRollingPolicy.build())
+                .withOutputFileConfig(
+                        OutputFileConfig.builder().withPartPrefix(PART_PREFIX).withPartSuffix(PART_SUFFIX).build())
+                .build();
+    }
+
+    /**
+     * Job arguments: {@code --rate}, {@code --keys}, {@code --checkpoint-interval-ms}, {@code --job-name},
+     * {@code --output-dir} (a directory URI Flink's recoverable writer supports, e.g. {@code file:///…};
+     * null: discard the output).
+     */
+    public record Options(double rate, long keys, long checkpointIntervalMs, String jobName, String outputDir) {
 
         public static final double DEFAULT_RATE = 50;
         public static final long DEFAULT_KEYS = 8;
@@ -129,10 +171,13 @@ public final class FailoverLabJob {
                         "--checkpoint-interval-ms must be >= 10, got " + checkpointIntervalMs);
             }
             Objects.requireNonNull(jobName, "jobName");
+            if (outputDir != null && outputDir.isBlank()) {
+                throw new IllegalArgumentException("--output-dir must not be empty");
+            }
         }
 
         public static Options defaults() {
-            return new Options(DEFAULT_RATE, DEFAULT_KEYS, DEFAULT_CHECKPOINT_INTERVAL_MS, DEFAULT_JOB_NAME);
+            return new Options(DEFAULT_RATE, DEFAULT_KEYS, DEFAULT_CHECKPOINT_INTERVAL_MS, DEFAULT_JOB_NAME, null);
         }
 
         /** Parses {@code --name value} or {@code --name=value}; unknown flags are an error. */
@@ -141,6 +186,7 @@ public final class FailoverLabJob {
             long keys = DEFAULT_KEYS;
             long interval = DEFAULT_CHECKPOINT_INTERVAL_MS;
             String jobName = DEFAULT_JOB_NAME;
+            String outputDir = null;
             for (int i = 0; i < args.length; i++) {
                 String arg = args[i];
                 String name;
@@ -160,10 +206,11 @@ public final class FailoverLabJob {
                     case "keys" -> keys = Long.parseLong(value);
                     case "checkpoint-interval-ms" -> interval = Long.parseLong(value);
                     case "job-name" -> jobName = value;
+                    case "output-dir" -> outputDir = value;
                     default -> throw new IllegalArgumentException("unknown job argument: --" + name);
                 }
             }
-            return new Options(rate, keys, interval, jobName);
+            return new Options(rate, keys, interval, jobName, outputDir);
         }
     }
 }

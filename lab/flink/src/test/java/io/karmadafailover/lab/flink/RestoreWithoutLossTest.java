@@ -33,7 +33,8 @@ import org.junit.jupiter.api.io.TempDir;
  * End-to-end restore check on a local MiniCluster with a file:// checkpoint directory (the same
  * scenario against s3:// is {@link S3RestoreWithoutLossTest}):
  * run 1 (fresh) -> >= 2 completed checkpoints -> cancel (checkpoints retained) -> pick the newest
- * chk-N with _metadata -> run 2 with execution.savepoint.path=chk-N -> no sequence lost.
+ * chk-N with _metadata -> run 2 with execution.savepoint.path=chk-N -> no sequence lost, and the
+ * committed output of both runs (FileSink) holds every sequence up to its highest exactly once.
  */
 class RestoreWithoutLossTest {
 
@@ -43,12 +44,44 @@ class RestoreWithoutLossTest {
     private static final Duration TIMEOUT = Duration.ofSeconds(60);
 
     @TempDir Path checkpointRoot;
+    @TempDir Path outputRoot;
 
     private static final HttpClient HTTP = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
 
     @Test
     void restoresFromRetainedCheckpointWithoutLoss() throws Exception {
-        runRestoreScenario(new Configuration(), checkpointRoot.toUri().toString());
+        runRestoreScenario(new Configuration(), checkpointRoot.toUri().toString(), outputRoot);
+    }
+
+    /**
+     * The committed part files, read the way the lab's verifier reads them: files whose name starts
+     * with '.' are in progress or pending (not committed) and do not count.
+     */
+    static void assertCommittedExactlyOnce(Path outputDir, long atLeast) throws IOException {
+        java.util.Map<Long, Integer> seen = new java.util.HashMap<>();
+        long max = -1;
+        int files = 0;
+        try (var paths = Files.list(outputDir)) {
+            for (Path file : (Iterable<Path>) paths::iterator) {
+                String name = file.getFileName().toString();
+                if (name.startsWith(".")) {
+                    continue;
+                }
+                assertTrue(name.startsWith(FailoverLabJob.PART_PREFIX + "-") && name.endsWith(FailoverLabJob.PART_SUFFIX), name);
+                files++;
+                for (String line : Files.readAllLines(file)) {
+                    long seq = Long.parseLong(line);
+                    seen.merge(seq, 1, Integer::sum);
+                    max = Math.max(max, seq);
+                }
+            }
+        }
+        assertTrue(files >= 2, "committed part files: " + files);
+        assertTrue(max >= atLeast, "highest committed sequence " + max + " < " + atLeast);
+        for (long seq = 0; seq <= max; seq++) {
+            Integer n = seen.get(seq);
+            assertEquals(1, n == null ? 0 : n, "times sequence " + seq + " was committed");
+        }
     }
 
     /**
@@ -58,13 +91,25 @@ class RestoreWithoutLossTest {
      */
     static org.apache.flink.core.fs.Path runRestoreScenario(Configuration baseConf, String checkpointRootUri)
             throws Exception {
+        return runRestoreScenario(baseConf, checkpointRootUri, null);
+    }
+
+    /** As above; with outputDir the job writes its committed output there and the test checks it. */
+    static org.apache.flink.core.fs.Path runRestoreScenario(
+            Configuration baseConf, String checkpointRootUri, Path outputDir) throws Exception {
+        String[] jobArgs = JOB_ARGS;
+        if (outputDir != null) {
+            jobArgs = java.util.Arrays.copyOf(JOB_ARGS, JOB_ARGS.length + 2);
+            jobArgs[JOB_ARGS.length] = "--output-dir";
+            jobArgs[JOB_ARGS.length + 1] = outputDir.toUri().toString();
+        }
         // ---- run 1: fresh start (also the negative control: nothing restored) ----
         LabProbe.reset();
         int restPort1 = freePort();
         Configuration conf = new Configuration(baseConf);
         conf.setString("state.checkpoints.dir", checkpointRootUri);
         conf.setString("rest.port", String.valueOf(restPort1));
-        JobClient run1 = LocalRunner.start(conf, JOB_ARGS);
+        JobClient run1 = LocalRunner.start(conf, jobArgs);
         JobID jobId1 = run1.getJobID();
 
         try {
@@ -96,7 +141,7 @@ class RestoreWithoutLossTest {
         restoreConf.setString("rest.port", String.valueOf(restPort2));
         restoreConf.setString("execution.savepoint.path", chk.toString());
         restoreConf.setString("execution.savepoint.ignore-unclaimed-state", "false");
-        JobClient run2 = LocalRunner.start(restoreConf, JOB_ARGS);
+        JobClient run2 = LocalRunner.start(restoreConf, jobArgs);
         try {
             await("processing resumed in run 2", () -> LabProbe.firstSequenceAfterRestore() >= 0);
 
@@ -116,8 +161,13 @@ class RestoreWithoutLossTest {
                 String body = getQuietly(restPort2, "/jobs/" + run2.getJobID() + "/checkpoints");
                 return body.contains("\"restored\":{") && body.contains("chk-" + chkId);
             });
+            // Two checkpoints of run 2 commit its output past what run 1 had processed.
+            await("2 completed checkpoints in run 2", () -> LabProbe.completedCheckpoints().size() >= 2);
         } finally {
             cancelAndWait(run2);
+        }
+        if (outputDir != null) {
+            assertCommittedExactlyOnce(outputDir, LabProbe.restoredMaxSequence() + 1);
         }
         return chk;
     }

@@ -1,0 +1,86 @@
+package framework
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+
+	"github.com/karmada-failover/lab/lab/flinkverify"
+)
+
+// The Flink scenarios' measuring points outside the code under test: the
+// committed output of the job's FileSink (lab/flinkverify) and the checkpoint
+// store's own listing. Neither goes through the restore webhook or its locator.
+
+// FlinkOutputURI is the --output-dir of FlinkDeployment namespace/name in the
+// lab: a directory every member's Flink processes reach ("" when the lab has
+// none, e.g. the kind lab).
+func (l *Lab) FlinkOutputURI(namespace, name string) string {
+	if l.FlinkOutputDir == "" {
+		return ""
+	}
+	return (&url.URL{Scheme: "file", Path: filepath.Join(l.FlinkOutputDir, namespace, name)}).String()
+}
+
+// VerifyFlinkOutput reads the committed output of FlinkDeployment namespace/name.
+func (l *Lab) VerifyFlinkOutput(namespace, name string) (flinkverify.Report, error) {
+	if l.FlinkOutputDir == "" {
+		return flinkverify.Report{}, fmt.Errorf("the %s lab has no Flink output directory", l.Provider)
+	}
+	return flinkverify.Verify(os.DirFS(filepath.Join(l.FlinkOutputDir, namespace, name)))
+}
+
+// SetFlinkOutput makes FlinkDeployment fd write its committed output to uri.
+func SetFlinkOutput(fd map[string]interface{}, uri string) {
+	job := fd["spec"].(map[string]interface{})["job"].(map[string]interface{})
+	job["args"] = append(job["args"].([]interface{}), "--output-dir", uri)
+}
+
+// CheckpointStore lists the lab's S3 store directly.
+type CheckpointStore struct {
+	Endpoint, Region, AccessKey, SecretKey string
+}
+
+var chkMetadata = regexp.MustCompile(`/chk-(\d+)/_metadata$`)
+
+// LatestCompleted returns the highest N with <dir>/<jobID>/chk-N/_metadata in
+// the store (Flink writes _metadata last: a checkpoint without it is not
+// complete), and -1 when there is none. dir is an s3://bucket/prefix URI.
+func (s *CheckpointStore) LatestCompleted(ctx context.Context, dir, jobID string) (int64, error) {
+	u, err := url.Parse(dir)
+	if err != nil || u.Scheme != "s3" || u.Host == "" {
+		return -1, fmt.Errorf("checkpoint directory %q: want s3://bucket/prefix", dir)
+	}
+	client := s3.New(s3.Options{
+		Region: s.Region, UsePathStyle: true, BaseEndpoint: aws.String(s.Endpoint),
+		Credentials:                credentials.NewStaticCredentialsProvider(s.AccessKey, s.SecretKey, ""),
+		RequestChecksumCalculation: aws.RequestChecksumCalculationWhenRequired,
+		ResponseChecksumValidation: aws.ResponseChecksumValidationWhenRequired,
+	})
+	prefix := strings.Trim(u.Path, "/") + "/" + jobID + "/"
+	latest := int64(-1)
+	p := s3.NewListObjectsV2Paginator(client, &s3.ListObjectsV2Input{Bucket: aws.String(u.Host), Prefix: aws.String(prefix)})
+	for p.HasMorePages() {
+		page, err := p.NextPage(ctx)
+		if err != nil {
+			return -1, fmt.Errorf("listing s3://%s/%s: %w", u.Host, prefix, err)
+		}
+		for _, o := range page.Contents {
+			if m := chkMetadata.FindStringSubmatch(aws.ToString(o.Key)); m != nil {
+				if n, _ := strconv.ParseInt(m[1], 10, 64); n > latest {
+					latest = n
+				}
+			}
+		}
+	}
+	return latest, nil
+}
