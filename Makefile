@@ -31,8 +31,9 @@ test: verify-series test-go test-flink verify-kwok-stages verify-apis lint verif
 LAB := $(OUTPUT)/bin/lab
 
 .PHONY: lab-cli
-lab-cli: ## Build the lab command (lab/cmd/lab), the FlinkDeployment runner (lab/cmd/flink-runner) and the restore webhook (restore/) into _output/bin/.
+lab-cli: ## Build the lab command (lab/cmd/lab), the link between Karmada and each member (lab/cmd/lab-link), the FlinkDeployment runner (lab/cmd/flink-runner) and the restore webhook (restore/) into _output/bin/.
 	@go build -o $(LAB) ./lab/cmd/lab
+	@go build -o $(OUTPUT)/bin/lab-link ./lab/cmd/lab-link
 	@go build -o $(OUTPUT)/bin/flink-runner ./lab/cmd/flink-runner
 	@go build -o $(OUTPUT)/bin/flink-restore-webhook ./restore/cmd/flink-restore-webhook
 
@@ -63,6 +64,18 @@ lab-env: lab-cli ## Print the exports for kubectl, karmadactl and upstream's e2e
 .PHONY: lab-member-stop
 lab-member-stop: lab-cli ## Fault: crash member MEMBER (SIGKILL to its processes and Flink JVMs; GRACEFUL=1: SIGTERM with grace). Its API becomes unreachable.
 	@$(LAB) member stop $(MEMBER) $(if $(GRACEFUL),--graceful)
+
+.PHONY: lab-member-partition
+lab-member-partition: lab-cli ## Fault: partition member MEMBER from Karmada (it keeps running; Karmada's connection through its lab-link hangs).
+	@$(LAB) member partition $(MEMBER)
+
+.PHONY: lab-member-heal
+lab-member-heal: lab-cli ## Heal the partition of member MEMBER.
+	@$(LAB) member heal $(MEMBER)
+
+.PHONY: lab-member-flap
+lab-member-flap: lab-cli ## Fault: partition and heal member MEMBER in turn every PERIOD (default 5s) for FOR (default 1m); left healed.
+	@$(LAB) member flap $(MEMBER) --period $(or $(PERIOD),5s) --for $(or $(FOR),1m)
 
 .PHONY: lab-flink-verify
 lab-flink-verify: lab-cli ## Check the committed output of FlinkDeployment FD=NAMESPACE/NAME (hermetic lab): expected, missing, duplicated, max; fails on any missing or duplicated record.

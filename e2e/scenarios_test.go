@@ -12,7 +12,8 @@ import (
 
 // Labels: smoke (fast) and ci (the failovers every CI run proves), both run by
 // `make test` (make e2e-smoke); lab (needs a running lab), fault
-// (injects a failure), crash (a member crashes: SIGKILL, no grace), slow (a
+// (injects a failure), crash (a member crashes: SIGKILL, no grace), partition
+// (Karmada loses the network to a member that keeps running), slow (a
 // minute or more), flink (runs Flink).
 //
 // Specs run in the order written (Ordered is not needed: each spec leaves every
@@ -103,6 +104,20 @@ var _ = Describe("Cluster-scoped resource (ClusterResourceBinding)", Label("lab"
 var _ = Describe("Flink cluster failover: the member crashes", Label("ci", "lab", "fault", "crash", "flink", "slow"), func() {
 	FlinkFailoverSpec(context.TODO(), func() FlinkFailoverSpecInput {
 		return FlinkFailoverSpecInput{E2EConfig: e2eConfig, Lab: lab, ArtifactFolder: artifacts, Fault: FaultStopCluster, Candidates: []string{"member1", "member2"}}
+	})
+})
+
+var _ = Describe("Flink cluster failover across a partition, purge mode Directly: no second job until the heal", Label("lab", "fault", "partition", "flink", "slow"), func() {
+	FlinkPartitionSpec(context.TODO(), func() FlinkPartitionSpecInput {
+		return FlinkPartitionSpecInput{E2EConfig: e2eConfig, Lab: lab, ArtifactFolder: artifacts, Candidates: []string{"member1", "member3"},
+			PurgeMode: policyv1alpha1.PurgeModeDirectly}
+	})
+})
+
+var _ = Describe("Flink cluster failover across a partition, purge mode Gracefully: two jobs write at once (upstream behaviour)", Label("lab", "fault", "partition", "flink", "slow"), func() {
+	FlinkPartitionSpec(context.TODO(), func() FlinkPartitionSpecInput {
+		return FlinkPartitionSpecInput{E2EConfig: e2eConfig, Lab: lab, ArtifactFolder: artifacts, Candidates: []string{"member2", "member3"},
+			PurgeMode: policyv1alpha1.PurgeModeGracefully}
 	})
 })
 

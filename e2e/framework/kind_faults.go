@@ -46,6 +46,12 @@ func (f *KindFaults) StartCluster(ctx context.Context, name string) error {
 	return f.Lab.StartMember(ctx, name)
 }
 
+// Partition disconnects (or reconnects) the member's node container from the
+// kind network.
+func (f *KindFaults) Partition(ctx context.Context, name string, heal bool) error {
+	return f.Lab.Partition(ctx, name, heal)
+}
+
 // FailPods is not available: the kind lab's pods are real containers.
 func (f *KindFaults) FailPods(context.Context, string, string, string, bool) error {
 	return fmt.Errorf("kind lab: %s", f.Unsupported(FaultFailPods))

@@ -26,6 +26,8 @@ type FaultInjector interface {
 	StopCluster(ctx context.Context, name string, graceful bool) error
 	// StartCluster brings a stopped member back.
 	StartCluster(ctx context.Context, name string) error
+	// Partition cuts Karmada off a member that keeps running (heal: reconnects it).
+	Partition(ctx context.Context, name string, heal bool) error
 	// FailPods makes the pods matching selector in namespace of a member
 	// unready (they keep running), or ready again with heal.
 	FailPods(ctx context.Context, cluster, namespace, selector string, heal bool) error
@@ -51,6 +53,7 @@ const (
 	FaultFailPods       Fault = "fail-pods"
 	FaultStopController Fault = "stop-controller"
 	FaultStarveFlink    Fault = "starve-flink"
+	FaultPartition      Fault = "partition"
 	// FaultFlinkRunner is not a fault but the lab's FlinkDeployment runner,
 	// whose REST address the Flink scenarios read from the status.
 	FaultFlinkRunner Fault = "flink-runner"

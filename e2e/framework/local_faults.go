@@ -24,6 +24,13 @@ func (f LocalFaults) StartCluster(ctx context.Context, name string) error {
 	return f.Lab.StartMember(ctx, name)
 }
 
+// Partition partitions (or heals) the member's link: Karmada's connection
+// hangs while the member runs on.
+func (f LocalFaults) Partition(ctx context.Context, name string, heal bool) error {
+	_, err := f.Lab.Partition(ctx, name, heal)
+	return err
+}
+
 // FailPods labels the pods for the chaos stage (or removes the label with heal).
 func (f LocalFaults) FailPods(ctx context.Context, cluster, namespace, selector string, heal bool) error {
 	_, err := f.Lab.FailPods(ctx, cluster, namespace, selector, heal)

@@ -49,6 +49,7 @@ func DiscoverBinaries(root string, flavour Flavour) Binaries {
 		KwokStages:                 stages,
 		SeaweedFS:                  pick("weed", "SEAWEEDFS_BIN"),
 		FlinkRunner:                pickFile("LAB_BIN_FLINK_RUNNER", filepath.Join(root, "_output", "bin", "flink-runner")),
+		Link:                       pickFile("LAB_BIN_LAB_LINK", filepath.Join(root, "_output", "bin", "lab-link")),
 		FlinkJar:                   pickFile("LAB_FLINK_JAR", filepath.Join(root, "lab", "flink", "target", "failover-lab-flink-job.jar")),
 		Java:                       lookJava(),
 		Etcd:                       pick("etcd", "ETCD_BIN"),
@@ -101,7 +102,7 @@ func (b Binaries) Check() error {
 		"kube-scheduler": b.KubeScheduler, "kubectl": b.Kubectl, "kwok": b.Kwok, "kwokctl": b.Kwokctl,
 		"karmada-controller-manager": b.KarmadaControllerManager, "karmada-scheduler": b.KarmadaScheduler,
 		"karmada-webhook": b.KarmadaWebhook, "karmada-aggregated-apiserver": b.KarmadaAggregatedAPIServer,
-		"karmadactl": b.Karmadactl,
+		"karmadactl": b.Karmadactl, "lab-link": b.Link,
 	} {
 		if path == "" {
 			missing = append(missing, name+" (not built yet)")
@@ -120,7 +121,7 @@ func (b Binaries) Check() error {
 		return nil
 	}
 	sort.Strings(missing)
-	return fmt.Errorf("missing binaries: %s; build them with `make build lab-binaries` (LAB_KARMADA=upstream: `make build-upstream`)", strings.Join(missing, ", "))
+	return fmt.Errorf("missing binaries: %s; build them with `make build lab-binaries lab-cli` (LAB_KARMADA=upstream: `make build-upstream`)", strings.Join(missing, ", "))
 }
 
 func readEnvFile(path string) map[string]string {

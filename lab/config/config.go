@@ -94,20 +94,25 @@ type Ports struct {
 	// S3Base: SeaweedFS (weed mini) uses S3Base+3 master, +4 volume, +5 filer,
 	// +6 S3, +7 admin, and the same +10 for their gRPC ports.
 	S3Base int
-	// MemberBase: member i uses MemberBase + 10*i .. +5 (apiserver, etcd, etcd peer,
-	// kube-controller-manager, kube-scheduler, kwok-controller).
+	// MemberBase: member i uses MemberBase + 10*i .. +7 (apiserver, etcd, etcd peer,
+	// kube-controller-manager, kube-scheduler, kwok-controller, and the lab's
+	// link between Karmada and the member: forwarder and its control endpoint).
 	MemberBase int
 }
 
 // MemberPorts are the ports of one kwokctl member cluster.
 type MemberPorts struct {
 	APIServer, Etcd, EtcdPeer, ControllerManager, Scheduler, KwokController int
+	// Link is where Karmada reaches the member's API server (the Cluster's
+	// apiEndpoint): the lab-link forwarder, which LinkControl partitions and heals.
+	Link, LinkControl int
 }
 
 // Member returns the ports of member i (1-based).
 func (p Ports) Member(i int) MemberPorts {
 	b := p.MemberBase + 10*i
-	return MemberPorts{APIServer: b, Etcd: b + 1, EtcdPeer: b + 2, ControllerManager: b + 3, Scheduler: b + 4, KwokController: b + 5}
+	return MemberPorts{APIServer: b, Etcd: b + 1, EtcdPeer: b + 2, ControllerManager: b + 3, Scheduler: b + 4, KwokController: b + 5,
+		Link: b + 6, LinkControl: b + 7}
 }
 
 // FlinkRESTRange is the range of REST ports of member i's Flink processes.
@@ -146,6 +151,8 @@ func (p Ports) All(members int) map[int]string {
 		m[mp.ControllerManager] = name + " kube-controller-manager"
 		m[mp.Scheduler] = name + " kube-scheduler"
 		m[mp.KwokController] = name + " kwok-controller"
+		m[mp.Link] = name + " lab-link (Karmada's connection)"
+		m[mp.LinkControl] = name + " lab-link (control)"
 		m[p.FlinkRunnerHealth(i)] = name + " flink-runner"
 		m[p.RestoreWebhookFor(i)] = name + " flink-restore-webhook"
 	}
@@ -165,6 +172,8 @@ type Binaries struct {
 	// FlinkJar the job jar (lab/flink, mvn package), Java the JVM; the lab runs Flink
 	// only when all three exist.
 	FlinkRunner, FlinkJar, Java string
+	// Link is the forwarder between Karmada and each member (go build ./lab/cmd/lab-link).
+	Link string
 	// KwokStages is the folder of kwok's default stages (node-initialize,
 	// node-heartbeat-with-lease, pod-ready, pod-complete, pod-delete) copied from
 	// the kwok module by hack/build-lab-binaries.sh; LAB_KWOK_STAGES overrides it.

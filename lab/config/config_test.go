@@ -27,7 +27,7 @@ func TestLoadDefaultsAndPortsAreDistinct(t *testing.T) {
 	count := 0
 	for i := 1; i <= 20; i++ {
 		mp := c.Ports.Member(i)
-		for _, p := range []int{mp.APIServer, mp.Etcd, mp.EtcdPeer, mp.ControllerManager, mp.Scheduler, mp.KwokController} {
+		for _, p := range []int{mp.APIServer, mp.Etcd, mp.EtcdPeer, mp.ControllerManager, mp.Scheduler, mp.KwokController, mp.Link, mp.LinkControl} {
 			if other, ok := seen[p]; ok {
 				t.Fatalf("member%d port %d also used by %s", i, p, other)
 			}

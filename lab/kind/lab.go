@@ -207,6 +207,49 @@ func (l *Lab) StopMember(ctx context.Context, name string, graceful bool) error 
 	return err
 }
 
+// KindNetwork is the Docker network kind puts every node container on.
+const KindNetwork = "kind"
+
+// Partition disconnects the member's node container from the kind network, so
+// Karmada (in the host cluster) cannot reach it while it keeps running; heal
+// connects it again.
+func (l *Lab) Partition(ctx context.Context, name string, heal bool) error {
+	if _, err := memberIndex(l.Cfg, name); err != nil {
+		return err
+	}
+	verb := "disconnect"
+	if heal {
+		verb = "connect"
+	}
+	_, err := l.run(ctx, "docker-network-"+verb+"-"+name, "docker", "network", verb, KindNetwork, NodeContainer(name))
+	return err
+}
+
+// Flap partitions and heals the member every period for duration, and leaves
+// it connected.
+func (l *Lab) Flap(ctx context.Context, name string, period, duration time.Duration) error {
+	if period <= 0 || duration <= 0 {
+		return fmt.Errorf("flap: period and duration must be > 0")
+	}
+	var err error
+	partitioned := false
+	for end := time.Now().Add(duration); err == nil && time.Now().Before(end); {
+		if err = l.Partition(ctx, name, partitioned); err != nil {
+			break
+		}
+		partitioned = !partitioned
+		select {
+		case <-ctx.Done():
+			err = ctx.Err()
+		case <-time.After(period):
+		}
+	}
+	if partitioned {
+		err = errors.Join(err, l.Partition(context.WithoutCancel(ctx), name, true))
+	}
+	return err
+}
+
 // StartMember starts the member's node container again and waits for its API server.
 func (l *Lab) StartMember(ctx context.Context, name string) error {
 	if _, err := memberIndex(l.Cfg, name); err != nil {

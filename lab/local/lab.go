@@ -299,6 +299,9 @@ func (l *Lab) Down(ctx context.Context, out io.Writer) error {
 		if err := l.deleteMember(ctx, e.Name()); err != nil {
 			errs = append(errs, err)
 		}
+		if err := l.Proc.Stop(linkName(e.Name()), 5*time.Second); err != nil {
+			errs = append(errs, err)
+		}
 		if err := kubeconfig.RemoveContext(l.Cfg.MembersKubeconfig(), e.Name()); err != nil {
 			errs = append(errs, err)
 		}
@@ -429,16 +432,25 @@ func (l *Lab) Status(ctx context.Context) []ComponentStatus {
 		}
 		if i, err := memberIndex(name); err == nil {
 			runner, webhook := hostPort(p.FlinkRunnerHealth(i)), hostPort(p.RestoreWebhookFor(i))
+			linkAddr, control := hostPort(p.Member(i).Link), hostPort(p.Member(i).LinkControl)
 			for _, c := range []struct {
 				component, process, addr string
 				probe                    proc.Probe
 			}{
+				{"lab-link", linkName(name), linkAddr, proc.Probe{URL: "http://" + control + "/healthz"}},
 				{"flink-runner", runnerName(name), runner, proc.Probe{URL: "http://" + runner + "/healthz"}},
 				{"flink-restore-webhook", restoreWebhookName(name), webhook, proc.Probe{URL: "https://" + webhook + "/healthz", CAFile: ca}},
 			} {
-				if row, ok := l.processStatus(ctx, name+"/"+c.component, c.process, c.addr, c.probe); ok {
-					rows = append(rows, row)
+				row, ok := l.processStatus(ctx, name+"/"+c.component, c.process, c.addr, c.probe)
+				if !ok {
+					continue
 				}
+				if c.component == "lab-link" && row.Healthy {
+					if st, err := l.LinkState(ctx, name); err == nil && st.Partitioned {
+						row.Detail = "partitioned: Karmada cannot reach " + name
+					}
+				}
+				rows = append(rows, row)
 			}
 		}
 		row := ComponentStatus{Component: name + " (Karmada Cluster)", Detail: "not joined"}

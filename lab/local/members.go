@@ -252,6 +252,9 @@ func (l *Lab) createMember(ctx context.Context, i int) error {
 	if err := kubeconfig.MergeContext(l.Cfg.MembersKubeconfig(), l.memberKubeconfig(name), "kwok-"+name, name); err != nil {
 		return fmt.Errorf("adding %s to %s: %w", name, l.Cfg.MembersKubeconfig(), err)
 	}
+	if err := l.startLink(ctx, name); err != nil {
+		return err
+	}
 	return l.createNodes(ctx, name)
 }
 
@@ -330,11 +333,16 @@ func (l *Lab) createNodes(ctx context.Context, member string) error {
 }
 
 // joinMember registers the member with Karmada in Push mode, as a user would:
-// karmadactl join with the lab's two kubeconfigs.
+// karmadactl join with the lab's kubeconfigs. The member's kubeconfig names its
+// link as the server, so the Cluster's apiEndpoint is the link.
 func (l *Lab) joinMember(ctx context.Context, name string) error {
+	memberConfig, err := l.karmadaMemberKubeconfig(name)
+	if err != nil {
+		return err
+	}
 	cmd := exec.CommandContext(ctx, l.Cfg.Bins.Karmadactl, "join", name,
 		"--kubeconfig="+l.Cfg.KarmadaKubeconfig(), "--karmada-context="+config.KarmadaContext,
-		"--cluster-kubeconfig="+l.Cfg.MembersKubeconfig(), "--cluster-context="+name)
+		"--cluster-kubeconfig="+memberConfig, "--cluster-context="+name)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		return fmt.Errorf("karmadactl join %s: %w\n%s", name, err, lastLines(string(out), 15))

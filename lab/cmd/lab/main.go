@@ -10,6 +10,8 @@
 //	lab env                     exports for kubectl, karmadactl and upstream's e2e
 //	lab member stop NAME [--graceful]  crash a member cluster (SIGKILL; --graceful: SIGTERM)
 //	lab member start NAME       start a stopped member cluster again
+//	lab member partition|heal NAME  cut Karmada off a running member / reconnect it
+//	lab member flap NAME [--period 5s] [--for 1m]  partition and heal in turn
 //	lab taint NAME KEY[=V]:EFFECT [--remove]
 //	lab fail-pods --cluster NAME --namespace NS --selector SEL [--heal]
 //	lab kwok-stages             print the kwok stages every member of the hermetic lab runs
@@ -56,6 +58,7 @@ func main() {
 
 func usage() error {
 	return errors.New(`usage: lab up | down | clean | status | env | member stop NAME [--graceful] | member start NAME |
+       member partition|heal NAME | member flap NAME [--period 5s] [--for 1m] |
        taint NAME KEY[=VALUE]:EFFECT [--remove] | fail-pods --cluster NAME --namespace NS --selector SEL [--heal] |
        kwok-stages | flink verify NAMESPACE/NAME [--json]`)
 }
@@ -147,6 +150,32 @@ func run(args []string) error {
 				how = "stopped (SIGTERM, with grace)"
 			}
 			fmt.Printf("%s is %s: its API server is unreachable until `lab member start %s`.\n", name, how, name)
+			return nil
+		case "partition", "heal":
+			if len(args) != 3 {
+				return usage()
+			}
+			heal := args[1] == "heal"
+			if err := p.partition(ctx, args[2], heal); err != nil {
+				return err
+			}
+			if heal {
+				fmt.Printf("%s is reachable by Karmada again.\n", args[2])
+			} else {
+				fmt.Printf("%s is partitioned: it keeps running, Karmada cannot reach it until `lab member heal %s`.\n", args[2], args[2])
+			}
+			return nil
+		case "flap":
+			fs := flag.NewFlagSet("member flap", flag.ContinueOnError)
+			period := fs.Duration("period", 5*time.Second, "time between a partition and a heal")
+			duration := fs.Duration("for", time.Minute, "how long to flap (the link is left healed)")
+			if err := fs.Parse(reorder(args[2:])); err != nil || fs.NArg() != 1 {
+				return usage()
+			}
+			if err := p.flap(ctx, fs.Arg(0), *period, *duration); err != nil {
+				return err
+			}
+			fmt.Printf("%s flapped every %s for %s; it is reachable again.\n", fs.Arg(0), *period, *duration)
 			return nil
 		case "start":
 			if len(args) != 3 {
@@ -249,6 +278,9 @@ type provider interface {
 	status(ctx context.Context) error
 	env() []string
 	stopMember(ctx context.Context, name string, graceful bool) error
+	// partition cuts Karmada off member (heal: restores it); the member keeps running.
+	partition(ctx context.Context, member string, heal bool) error
+	flap(ctx context.Context, member string, period, duration time.Duration) error
 	startMember(ctx context.Context, name string) error
 	failPods(ctx context.Context, cluster, namespace, selector string, heal bool) (int, error)
 }
@@ -313,6 +345,14 @@ func (p *localProvider) env() []string { return p.lab.Env() }
 func (p *localProvider) stopMember(ctx context.Context, name string, graceful bool) error {
 	return p.lab.StopMember(ctx, name, graceful)
 }
+func (p *localProvider) partition(ctx context.Context, member string, heal bool) error {
+	_, err := p.lab.Partition(ctx, member, heal)
+	return err
+}
+func (p *localProvider) flap(ctx context.Context, member string, period, duration time.Duration) error {
+	_, err := p.lab.Flap(ctx, member, period, duration)
+	return err
+}
 func (p *localProvider) startMember(ctx context.Context, name string) error {
 	return p.lab.StartMember(ctx, name)
 }
@@ -354,6 +394,12 @@ func (p *kindProvider) status(ctx context.Context) error { return p.lab.Status(c
 func (p *kindProvider) env() []string                    { return p.lab.Env() }
 func (p *kindProvider) stopMember(ctx context.Context, name string, graceful bool) error {
 	return p.lab.StopMember(ctx, name, graceful)
+}
+func (p *kindProvider) partition(ctx context.Context, member string, heal bool) error {
+	return p.lab.Partition(ctx, member, heal)
+}
+func (p *kindProvider) flap(ctx context.Context, member string, period, duration time.Duration) error {
+	return p.lab.Flap(ctx, member, period, duration)
 }
 func (p *kindProvider) startMember(ctx context.Context, name string) error {
 	return p.lab.StartMember(ctx, name)

@@ -1,0 +1,228 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	policyv1alpha1 "github.com/karmada-io/karmada/pkg/apis/policy/v1alpha1"
+
+	"github.com/karmada-failover/lab/e2e/framework"
+)
+
+// FlinkPartitionSpecInput is the input of FlinkPartitionSpec.
+type FlinkPartitionSpecInput struct {
+	E2EConfig      *framework.Config
+	Lab            *framework.Lab
+	ArtifactFolder string
+	Candidates     []string
+	// PurgeMode of the cluster failover: Directly (the old copy must be gone
+	// before the new one starts) or Gracefully (upstream starts the new copy
+	// first: two writers while the old member is partitioned).
+	PurgeMode policyv1alpha1.PurgeMode
+}
+
+// FlinkPartitionSpec: Karmada loses the network to the member that runs a
+// checkpointed Flink job, and the member keeps running: its job goes on
+// processing, checkpointing and committing output. A user observes the Cluster
+// become NotReady and tainted, then, by purge mode:
+//
+//   - Directly (the old copy is gone before the new one starts): for longer
+//     than the toleration no FlinkDeployment appears on another member while
+//     the old job keeps committing (never two writers); after the heal Karmada
+//     removes the old FlinkDeployment, its job stops, the job moves, and the
+//     destination restores the old job's latest completed checkpoint, with
+//     every sequence committed exactly once.
+//   - Gracefully (upstream starts the new copy before the old one is removed):
+//     the job starts on the destination while the old one still runs, and the
+//     committed output shows both writing the same sequence numbers
+//     (duplicated > 0). This is what upstream Karmada does; the scenario
+//     records it so that a change of the hand-off rules shows up here.
+func FlinkPartitionSpec(ctx context.Context, inputGetter func() FlinkPartitionSpecInput) {
+	var (
+		input FlinkPartitionSpecInput
+		e     *specEnv
+	)
+	const name = "partitioned"
+
+	BeforeEach(func(ctx SpecContext) {
+		input = inputGetter()
+		skipUnsupported(input.Lab, framework.FaultFlinkRunner)
+		skipUnsupported(input.Lab, framework.FaultPartition)
+		Expect(input.Candidates).To(HaveLen(2), "Invalid argument. Candidates must name the source's and the destination's candidates")
+		e = newSpecEnv(ctx, "flink-partition", input.E2EConfig, input.Lab, input.ArtifactFolder)
+		Expect(input.PurgeMode).To(BeElementOf(policyv1alpha1.PurgeModeDirectly, policyv1alpha1.PurgeModeGracefully), "Invalid argument. PurgeMode")
+		e.timeline = framework.NewTimeline(fmt.Sprintf("Flink failover across a partition, purge mode %s (%s)", input.PurgeMode, e.ns))
+	})
+
+	It("keeps the purge mode's promise about a second job while the member is partitioned, and ends with one job after the heal", func(ctx SpecContext) {
+		k := input.Lab.Karmada
+		checkpointDir := "s3://flink-checkpoints/" + e.ns + "/" + name
+		template := framework.NewFlinkDeployment(e.ns, name, checkpointDir)
+		output := input.Lab.FlinkOutputURI(e.ns, name)
+		Expect(output).NotTo(BeEmpty(), "the lab has no Flink output directory")
+		framework.SetFlinkOutput(template.Object, output)
+		e.createFlink(ctx, template, input.Candidates, &policyv1alpha1.FailoverBehavior{
+			Cluster: &policyv1alpha1.ClusterFailoverBehavior{PurgeMode: input.PurgeMode, StatePreservation: jobIDState("{.jobStatus.jobId}")},
+		})
+
+		By("waiting for the job to run on one member and complete 3 checkpoints")
+		var source string
+		var old framework.FlinkJobStatus
+		e.eventually(ctx, "wait-flink-running", func(g Gomega, ctx context.Context) {
+			source = e.flinkPlacement(g, ctx, name)
+			fd, err := input.Lab.Member(source).Dynamic().Resource(framework.FlinkDeploymentGVR).Namespace(e.ns).Get(ctx, name, metav1.GetOptions{})
+			g.Expect(err).NotTo(HaveOccurred())
+			old = framework.ReadFlinkStatus(fd)
+			g.Expect(old.State).To(Equal("RUNNING"))
+			cp, err := framework.FlinkREST{URL: old.RESTURL, JobID: old.JobID}.Checkpoints(ctx)
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(cp.Completed).To(BeNumerically(">=", 3))
+			rb, err := framework.GetBinding(ctx, k, e.ns, framework.BindingName(name, "FlinkDeployment"))
+			g.Expect(err).NotTo(HaveOccurred())
+			var collected bool
+			for _, s := range rb.Status.AggregatedStatus {
+				collected = collected || (s.ClusterName == source && s.Status != nil && strings.Contains(string(s.Status.Raw), old.JobID))
+			}
+			g.Expect(collected).To(BeTrue(), "Karmada has the job id of %s in the binding's aggregatedStatus", source)
+		}).Should(Succeed())
+		dest := input.Candidates[0]
+		if dest == source {
+			dest = input.Candidates[1]
+		}
+		oldREST := framework.FlinkREST{URL: old.RESTURL, JobID: old.JobID}
+		e.timeline.Mark(fmt.Sprintf("job %s RUNNING on %s", old.JobID[:8], source))
+
+		By("partitioning " + source + " from Karmada: the member and its job keep running")
+		Expect(input.Lab.Faults.Partition(ctx, source, false)).To(Succeed())
+		healed := false
+		e.cleanups = append(e.cleanups, func(ctx context.Context) {
+			if !healed {
+				_ = input.Lab.Faults.Partition(ctx, source, true)
+			}
+		})
+		partitioned := time.Now()
+		e.timeline.Mark(source + " partitioned")
+		e.eventually(ctx, "wait-cluster-ready", func(g Gomega, ctx context.Context) {
+			ready, err := input.Lab.ClusterReady(ctx, source)
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(ready).To(BeFalse(), "Karmada marks %s NotReady", source)
+			c, err := k.Karmada().ClusterV1alpha1().Clusters().Get(ctx, source, metav1.GetOptions{})
+			g.Expect(err).NotTo(HaveOccurred())
+			var tainted bool
+			for _, t := range c.Spec.Taints {
+				tainted = tainted || (t.Key == framework.NotReadyTaintKey && t.Effect == "NoExecute")
+			}
+			g.Expect(tainted).To(BeTrue(), "the NoExecute not-ready taint on %s", source)
+		}).Should(Succeed())
+		e.timeline.Mark(fmt.Sprintf("%s NotReady and tainted (%.0fs)", source, time.Since(partitioned).Seconds()))
+
+		if input.PurgeMode == policyv1alpha1.PurgeModeGracefully {
+			gracefullyTwoWriters(ctx, e, input.Lab, name, source, dest, oldREST)
+		} else {
+			By("watching that no second job starts while " + source + " is partitioned, past the toleration")
+			before, err := oldREST.Checkpoints(ctx)
+			Expect(err).NotTo(HaveOccurred(), "the partitioned member's job answers on its own network")
+			e.consistently(ctx, func(g Gomega, ctx context.Context) {
+				_, err := input.Lab.Member(dest).Dynamic().Resource(framework.FlinkDeploymentGVR).Namespace(e.ns).Get(ctx, name, metav1.GetOptions{})
+				g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "a FlinkDeployment on %s while the old job may still run on %s (err %v)", dest, source, err)
+			}).Should(Succeed())
+			after, err := oldREST.Checkpoints(ctx)
+			Expect(err).NotTo(HaveOccurred())
+			Expect(after.LatestCompletedN).To(BeNumerically(">", before.LatestCompletedN), "the job on %s kept checkpointing during the partition", source)
+			report, err := input.Lab.VerifyFlinkOutput(e.ns, name)
+			Expect(err).NotTo(HaveOccurred())
+			Expect(report.OK()).To(BeTrue(), "one writer during the partition: %s", report)
+			e.timeline.Mark(fmt.Sprintf("no second job; %s committed up to %d meanwhile", source, report.Max))
+		}
+
+		By("healing the partition")
+		Expect(input.Lab.Faults.Partition(ctx, source, true)).To(Succeed())
+		healed = true
+		e.timeline.Mark(source + " healed")
+
+		By("Karmada removes the old FlinkDeployment, its job stops, and the job moves to " + dest)
+		var now framework.FlinkJobStatus
+		var restoredPath string
+		e.eventually(ctx, "wait-flink-failover", func(g Gomega, ctx context.Context) {
+			_, err := input.Lab.Member(source).Dynamic().Resource(framework.FlinkDeploymentGVR).Namespace(e.ns).Get(ctx, name, metav1.GetOptions{})
+			g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "the old FlinkDeployment is removed from %s", source)
+			fd, err := input.Lab.Member(dest).Dynamic().Resource(framework.FlinkDeploymentGVR).Namespace(e.ns).Get(ctx, name, metav1.GetOptions{})
+			g.Expect(err).NotTo(HaveOccurred())
+			restoredPath = fd.GetAnnotations()["restore.lab.karmada.io/checkpoint"]
+			now = framework.ReadFlinkStatus(fd)
+			g.Expect(now.State).To(Equal("RUNNING"))
+		}).Should(Succeed())
+		e.timeline.Mark("job RUNNING on " + dest)
+		_, err := oldREST.Checkpoints(ctx)
+		Expect(err).To(HaveOccurred(), "the old job's REST endpoint on %s is gone", source)
+		Expect(restoredPath).To(HavePrefix(checkpointDir+"/"+old.JobID+"/chk-"), "restored from the old job's checkpoints")
+
+		By("checking the restore and the committed output of both jobs")
+		newREST := framework.FlinkREST{URL: now.RESTURL, JobID: now.JobID}
+		var restored framework.Checkpoints
+		e.eventually(ctx, "wait-flink-running", func(g Gomega, ctx context.Context) {
+			var err error
+			restored, err = newREST.Checkpoints(ctx)
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(strings.TrimSuffix(restored.RestoredFrom, "/")).To(Equal(strings.TrimSuffix(restoredPath, "/")))
+			g.Expect(restored.Completed).To(BeNumerically(">=", 2), "two checkpoints of the job on %s commit its output", dest)
+		}).Should(Succeed())
+		report, err := input.Lab.VerifyFlinkOutput(e.ns, name)
+		Expect(err).NotTo(HaveOccurred())
+		e.timeline.Mark("output verified: " + report.String())
+		if input.PurgeMode == policyv1alpha1.PurgeModeGracefully {
+			Expect(report.Duplicated).To(BeNumerically(">", 0), "two writers commit the same records: %s", report)
+			summary := fmt.Sprintf("partitioned, purge mode Gracefully: two jobs ran at once · missing=%d · duplicated=%d (from %d)",
+				report.Missing, report.Duplicated, report.FirstDuplicated)
+			AddReportEntry("flink failover across a partition", summary)
+			e.timeline.Title += " — " + summary
+			return
+		}
+		Expect(report.Duplicated).To(BeZero(), "records committed more than once: %s", report)
+		Expect(report.Missing).To(BeZero(), "records never committed: %s", report)
+		latest, err := input.Lab.Checkpoints.LatestCompleted(ctx, checkpointDir, old.JobID)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(restored.RestoredID).To(Equal(latest), "the latest completed checkpoint of job %s in the store", old.JobID)
+		summary := fmt.Sprintf("partitioned %.0fs, no second job meanwhile; restored from %s (latest completed: chk-%d) · missing=%d · duplicated=%d · reprocessed=%d",
+			time.Since(partitioned).Seconds(), restoredPath, latest, report.Missing, report.Duplicated, report.Reprocessed)
+		AddReportEntry("flink failover across a partition", summary)
+		fmt.Fprintln(GinkgoWriter, summary)
+		e.timeline.Title += " — " + summary
+	})
+
+	AfterEach(func(ctx SpecContext) { e.finish(ctx) }, NodeTimeout(finishTimeout))
+}
+
+// gracefullyTwoWriters: with purge mode Gracefully the job starts on dest while
+// the one on the partitioned source still runs and commits.
+func gracefullyTwoWriters(ctx context.Context, e *specEnv, l *framework.Lab, name, source, dest string, oldREST framework.FlinkREST) {
+	By("purge mode Gracefully: the job starts on " + dest + " while the one on " + source + " still runs")
+	var second framework.FlinkJobStatus
+	e.eventually(ctx, "wait-flink-failover", func(g Gomega, ctx context.Context) {
+		fd, err := l.Member(dest).Dynamic().Resource(framework.FlinkDeploymentGVR).Namespace(e.ns).Get(ctx, name, metav1.GetOptions{})
+		g.Expect(err).NotTo(HaveOccurred())
+		second = framework.ReadFlinkStatus(fd)
+		g.Expect(second.State).To(Equal("RUNNING"))
+		cp, err := framework.FlinkREST{URL: second.RESTURL, JobID: second.JobID}.Checkpoints(ctx)
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(cp.Completed).To(BeNumerically(">=", 2), "the job on %s commits output", dest)
+	}).Should(Succeed())
+	_, err := oldREST.Checkpoints(ctx)
+	Expect(err).NotTo(HaveOccurred(), "the job on %s still runs: two writers", source)
+	e.timeline.Mark("two jobs RUNNING: " + source + " and " + dest)
+	e.eventually(ctx, "wait-flink-running", func(g Gomega) {
+		r, err := l.VerifyFlinkOutput(e.ns, name)
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(r.Duplicated).To(BeNumerically(">", 0), "both jobs commit the same sequence numbers: %s", r)
+	}).Should(Succeed())
+}
