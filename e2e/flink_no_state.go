@@ -93,6 +93,12 @@ func FlinkNoStateSpec(ctx context.Context, inputGetter func() FlinkNoStateSpecIn
 			g.Expect(healthy).To(BeTrue(), "FlinkDeployment healthy on %s", source)
 		}).Should(Succeed())
 		e.timeline.Mark("job RUNNING on " + source)
+		By("waiting for the job on " + source + " to commit output (the sink's part files)")
+		e.eventually(ctx, "wait-flink-running", func(g Gomega) {
+			r, err := input.Lab.VerifyFlinkOutput(e.ns, name)
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(r.Max).To(BeNumerically(">=", 0), "committed output of the job on %s", source)
+		}).Should(Succeed())
 
 		By("starving the job on " + source + " (application failover)")
 		injected := time.Now()

@@ -4,6 +4,7 @@ package e2e
 
 import (
 	"context"
+	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 
@@ -90,9 +91,13 @@ var _ = Describe("Bad input: missing and long preserved values, forged marker", 
 })
 
 var _ = Describe("karmada-controller-manager killed during a failover", Label("lab", "fault"), func() {
-	ControllerRestartSpec(context.TODO(), func() ControllerRestartSpecInput {
-		return ControllerRestartSpecInput{E2EConfig: e2eConfig, Lab: lab, ArtifactFolder: artifacts, Candidates: []string{"member1", "member3"}}
-	})
+	for _, at := range []KillPoint{KillAfterTask, KillAfterHistory, KillAfterMarker} {
+		Context(string(at), func() {
+			ControllerRestartSpec(context.TODO(), func() ControllerRestartSpecInput {
+				return ControllerRestartSpecInput{E2EConfig: e2eConfig, Lab: lab, ArtifactFolder: artifacts, Candidates: []string{"member1", "member3"}, At: at}
+			})
+		})
+	}
 })
 
 var _ = Describe("Cluster-scoped resource (ClusterResourceBinding)", Label("lab", "fault"), func() {
@@ -118,6 +123,13 @@ var _ = Describe("Flink cluster failover across a partition, purge mode Graceful
 	FlinkPartitionSpec(context.TODO(), func() FlinkPartitionSpecInput {
 		return FlinkPartitionSpecInput{E2EConfig: e2eConfig, Lab: lab, ArtifactFolder: artifacts, Candidates: []string{"member2", "member3"},
 			PurgeMode: policyv1alpha1.PurgeModeGracefully}
+	})
+})
+
+var _ = Describe("Flink job while the link to its member flaps, purge mode Directly", Label("lab", "fault", "partition", "flink", "slow"), func() {
+	FlinkFlapSpec(context.TODO(), func() FlinkFlapSpecInput {
+		return FlinkFlapSpecInput{E2EConfig: e2eConfig, Lab: lab, ArtifactFolder: artifacts, Candidates: []string{"member1", "member2"},
+			Period: 5 * time.Second, Duration: time.Minute}
 	})
 })
 
