@@ -147,7 +147,7 @@ verify-kwok-stages: ## The lab's kwok stages (image pulls that fail, crashing co
 	cd lab/tools/kwok && go test $(GO_TEST_FLAGS) ./stages/
 
 .PHONY: e2e-smoke
-e2e-smoke: build lab-binaries flink-job ## The subset make test runs (labels smoke || ci): brings the lab up if needed, propagates a Deployment, fails a cluster over by a NoExecute taint (history and marker), crashes a Flink job's member (restore from the latest checkpoint, committed output verified), tears down.
+e2e-smoke: build lab-binaries lab-cli flink-job ## The subset make test runs (labels smoke || ci): brings the lab up if needed, propagates a Deployment, fails a cluster over by a NoExecute taint (history and marker), crashes a Flink job's member (restore from the latest checkpoint, committed output verified), tears down.
 	@mkdir -p $(E2E_ARTIFACTS)
 	go test $(E2E_FLAGS) -ginkgo.label-filter='smoke || ci'
 	@echo "e2e artifacts: $(E2E_ARTIFACTS)"
