@@ -138,6 +138,16 @@ flink-demo: build lab-binaries lab-cli flink-job ## On the lab (started if neede
 	  grep -E "^ +restored from .* · missing=0 · duplicated=0 " $(E2E_ARTIFACTS)/flink-demo.log | tail -1 | sed 's/^ *//' | grep . \
 	    || { echo "flink-demo: no restore with missing=0 duplicated=0 (log: $(E2E_ARTIFACTS)/flink-demo.log)"; exit 1; }
 
+FLINK_RTO_RUNS ?= 10
+.PHONY: flink-rto
+flink-rto: build lab-binaries lab-cli flink-job ## On the lab (started if needed, left running): FLINK_RTO_RUNS (10) Flink failovers by a member crash and as many application failovers; prints each run's RTO phases, p50/p90 and the committed output's missing/duplicated (go run ./bench flink-rto). Fails unless every run restored the latest completed checkpoint exactly once.
+	@mkdir -p $(E2E_ARTIFACTS)
+	@rc=0; E2E_KEEP_LAB=1 go test $(E2E_FLAGS) -ginkgo.label-filter=flink -ginkgo.repeat=$$(( $(FLINK_RTO_RUNS) - 1 )) \
+	  -ginkgo.focus="Flink cluster failover: the member crashes|Flink application failover: the job loses its task slots" \
+	  >$(E2E_ARTIFACTS)/flink-rto.log 2>&1 || rc=$$?; \
+	  go run ./bench flink-rto $(E2E_ARTIFACTS)/flink-failovers.jsonl; \
+	  if [[ $$rc != 0 ]]; then echo "flink-rto: a run failed (log: $(E2E_ARTIFACTS)/flink-rto.log)"; exit $$rc; fi
+
 .PHONY: upstream-e2e
 upstream-e2e: lab-cli ## Karmada's own e2e suite (test/e2e/suites/base of _output/src/karmada) against the running lab, with upstream's flags and contexts (FOCUS=regexp, default 'failover testing'; SKIP=regexp).
 	@FOCUS="$(FOCUS)" SKIP="$(SKIP)" hack/upstream-e2e.sh

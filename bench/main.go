@@ -20,6 +20,7 @@
 // Usage: go run ./bench [-n 2000] [-rounds 2] [-out _output/bench/result.json]
 //
 //	go run ./bench plot docs/bench-drain.svg _output/bench/result-*.json
+//	go run ./bench flink-rto _output/e2e/*/flink-failovers.jsonl
 //
 // (make bench; BENCH_QUICK=1 runs -n 200). The lab must be up (make lab-up)
 // and both builds present (make build build-upstream).
@@ -101,6 +102,13 @@ func main() {
 			}
 		}
 		if err != nil {
+			fmt.Fprintln(os.Stderr, "ERROR:", err)
+			os.Exit(1)
+		}
+		return
+	}
+	if len(os.Args) > 2 && os.Args[1] == "flink-rto" {
+		if err := flinkRTO(os.Stdout, os.Args[2:]); err != nil {
 			fmt.Fprintln(os.Stderr, "ERROR:", err)
 			os.Exit(1)
 		}

@@ -5,6 +5,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -43,17 +44,24 @@ type ControllerRestartSpecInput struct {
 	ArtifactFolder string
 	// Candidates are the two clusters the workload may use.
 	Candidates []string
-	// At is the point of the failover where the controller is killed.
-	At KillPoint
+	// At are the points of a failover where the controller is killed, one
+	// failover after the other, cycling.
+	At []KillPoint
+	// Failovers is how many failovers run back and forth between the two
+	// candidates (default 1).
+	Failovers int
+	// HistoryLimit is the lab's --failover-history-limit.
+	HistoryLimit int
 }
 
 // ControllerRestartSpec: karmada-controller-manager crashes (SIGKILL) at a
 // chosen point of a failover and comes back. The point is reached by holding
 // the next write at the Karmada API server (a ValidatingAdmissionPolicy that
 // denies it: the controller sees an admission error and retries) and observing
-// the state before it, so the kill is exact and not timed. A user observes: the
-// failover completes after the restart and is recorded exactly once, with the
-// marker on the destination and its time equal to the history item's.
+// the state before it, so the kill is exact and not timed. A user observes:
+// every failover completes after the restart and is recorded exactly once,
+// with the marker on its destination and the marker's time equal to the
+// history item's; the history keeps the newest HistoryLimit items.
 func ControllerRestartSpec(ctx context.Context, inputGetter func() ControllerRestartSpecInput) {
 	var (
 		input ControllerRestartSpecInput
@@ -64,100 +72,142 @@ func ControllerRestartSpec(ctx context.Context, inputGetter func() ControllerRes
 	BeforeEach(func(ctx SpecContext) {
 		input = inputGetter()
 		Expect(input.Candidates).To(HaveLen(2), "Invalid argument. Candidates must name two clusters")
-		Expect(input.At).To(BeElementOf(KillAfterTask, KillAfterHistory, KillAfterMarker), "Invalid argument. At")
+		Expect(input.At).NotTo(BeEmpty(), "Invalid argument. At")
+		for _, at := range input.At {
+			Expect(at).To(BeElementOf(KillAfterTask, KillAfterHistory, KillAfterMarker), "Invalid argument. At")
+		}
+		if input.Failovers == 0 {
+			input.Failovers = 1
+		}
+		Expect(input.HistoryLimit).To(BeNumerically(">", 0), "Invalid argument. HistoryLimit")
 		e = newSpecEnv(ctx, "controller-restart", input.E2EConfig, input.Lab, input.ArtifactFolder)
-		e.timeline = framework.NewTimeline(fmt.Sprintf("karmada-controller-manager killed %s (%s)", input.At, e.ns))
+		e.timeline = framework.NewTimeline(fmt.Sprintf("karmada-controller-manager killed in %d failover(s) (%s)", input.Failovers, e.ns))
 	})
 
-	It("records the failover exactly once and marks the destination, across a crash of the controller at an exact point", func(ctx SpecContext) {
-		k := input.Lab.Karmada
+	It("records every failover exactly once and marks its destination, across crashes of the controller at exact points", func(ctx SpecContext) {
 		e.deployWithPolicy(ctx, name, 1, framework.PolicyInput{
 			Clusters: input.Candidates, TolerationSeconds: 10, ClusterFailover: true,
 			StateRules: map[string]string{stateLabel: "{.replicas}"},
 		})
 		source := e.waitPlaced(ctx, name)[0]
-		dest := input.Candidates[0]
-		if dest == source {
-			dest = input.Candidates[1]
-		}
-		binding := framework.BindingName(name, "Deployment")
-
-		var hold *framework.Hold
-		switch input.At {
-		case KillAfterTask:
-			hold = holdHistory(ctx, e, binding)
-		case KillAfterHistory:
-			hold = holdMarkedWork(ctx, e, dest)
-		}
-		if hold != nil {
-			e.cleanups = append(e.cleanups, func(ctx context.Context) { _ = hold.Release(ctx) })
-		}
-
-		e.timeline.Mark("failure injected on " + source)
-		e.taint(ctx, source, "lab.karmada.io/fault")
-		By("waiting for the failover to reach the point: " + string(input.At))
-		e.eventually(ctx, "wait-failover", func(g Gomega, ctx context.Context) {
-			rb, err := framework.GetBinding(ctx, k, e.ns, binding)
-			g.Expect(err).NotTo(HaveOccurred())
-			labels, _ := e.memberMeta(ctx, dest, name)
-			switch input.At {
-			case KillAfterTask:
-				var task bool
-				for _, t := range rb.Spec.GracefulEvictionTasks {
-					task = task || t.FromCluster == source
-				}
-				g.Expect(task).To(BeTrue(), "an eviction task from %s", source)
-				g.Expect(rb.Status.FailoverHistory).To(BeEmpty())
-			case KillAfterHistory:
-				g.Expect(rb.Status.FailoverHistory).To(HaveLen(1))
-				g.Expect(labels).NotTo(HaveKey(framework.FailoverReasonLabel), "the marked Work is held")
-			case KillAfterMarker:
-				g.Expect(rb.Status.FailoverHistory).To(HaveLen(1))
-				g.Expect(labels).To(HaveKeyWithValue(framework.FailoverReasonLabel, "ClusterFailure"))
+		for n := 1; n <= input.Failovers; n++ {
+			at := input.At[(n-1)%len(input.At)]
+			dest := input.Candidates[0]
+			if dest == source {
+				dest = input.Candidates[1]
 			}
-		}).Should(Succeed())
-		e.timeline.Mark("reached: " + string(input.At))
-		Expect(input.Lab.Faults.StopController(ctx, true)).To(Succeed())
-		e.timeline.Mark("karmada-controller-manager killed (SIGKILL)")
-		e.cleanups = append(e.cleanups, func(ctx context.Context) { _ = input.Lab.Faults.StartController(ctx, nil) })
-		if hold != nil {
-			Expect(hold.Release(ctx)).To(Succeed())
+			By(fmt.Sprintf("failover %d/%d, %s -> %s, controller killed %s", n, input.Failovers, source, dest, at))
+			killDuringFailover(ctx, e, name, source, dest, at, n)
+			Expect(min(n, input.HistoryLimit)).To(Equal(len(e.history(ctx, name))), "the history keeps the newest %d items", input.HistoryLimit)
+			source = dest
 		}
-		Expect(input.Lab.Faults.StartController(ctx, nil)).To(Succeed())
-		e.timeline.Mark("karmada-controller-manager started again")
-
-		By("checking the failover completes and is recorded exactly once")
-		Expect(e.waitMovedAway(ctx, name, source)).To(Equal([]string{dest}))
-		var item workv1alpha2.FailoverHistoryItem
-		e.eventually(ctx, "wait-scheduled", func(g Gomega, ctx context.Context) {
-			h := e.history(ctx, name)
-			g.Expect(h).To(HaveLen(1))
-			item = h[0]
-			g.Expect(item.ClustersBeforeFailover).To(Equal([]string{source}))
-			g.Expect(item.ClustersAfterFailover).To(Equal([]string{dest}))
-			labels, annotations := e.memberMeta(ctx, dest, name)
-			g.Expect(labels).To(HaveKeyWithValue(framework.FailoverReasonLabel, "ClusterFailure"))
-			g.Expect(annotations).To(HaveKeyWithValue(framework.FailoverTimeAnnotation, item.StartTime.UTC().Format(time.RFC3339)))
-		}).Should(Succeed())
 		e.consistently(ctx, func(g Gomega, ctx context.Context) {
-			g.Expect(e.history(ctx, name)).To(HaveLen(1), "recorded exactly once")
+			g.Expect(e.history(ctx, name)).To(HaveLen(min(input.Failovers, input.HistoryLimit)), "nothing recorded twice")
 		}).Should(Succeed())
-		e.timeline.Mark("recorded once, " + dest + " marked")
+		AddReportEntry("controller killed during failovers", fmt.Sprintf("%d failovers, each recorded once and its destination marked", input.Failovers))
 	})
 
 	AfterEach(func(ctx SpecContext) { e.finish(ctx) }, NodeTimeout(finishTimeout))
 }
 
+// killDuringFailover fails workload name over from source to dest (an
+// untolerated NoExecute taint on source, removed once it moved), kills the
+// controller at point at, restarts it, and checks the failover is recorded
+// exactly once with dest marked.
+func killDuringFailover(ctx context.Context, e *specEnv, name, source, dest string, at KillPoint, n int) {
+	k := e.lab.Karmada
+	binding := framework.BindingName(name, "Deployment")
+	var hold *framework.Hold
+	switch at {
+	case KillAfterTask:
+		hold = holdHistory(ctx, e, binding, n)
+	case KillAfterHistory:
+		hold = holdMarkedWork(ctx, e, dest, n)
+	}
+	if hold != nil {
+		e.cleanups = append(e.cleanups, func(ctx context.Context) { _ = hold.Release(ctx) })
+	}
+
+	// The history item of this failover: from source, started after the taint
+	// (the API server's clock stamps both, in whole seconds).
+	tainted := time.Now().Add(-time.Second).Truncate(time.Second)
+	ours := func(h []workv1alpha2.FailoverHistoryItem) []workv1alpha2.FailoverHistoryItem {
+		var out []workv1alpha2.FailoverHistoryItem
+		for _, item := range h {
+			if !item.StartTime.Time.Before(tainted) && slices.Equal(item.ClustersBeforeFailover, []string{source}) {
+				out = append(out, item)
+			}
+		}
+		return out
+	}
+	e.timeline.Mark(fmt.Sprintf("failover %d: failure injected on %s", n, source))
+	const faultKey = "lab.karmada.io/fault"
+	Expect(e.lab.TaintCluster(ctx, source, faultKey, "e2e", false)).To(Succeed())
+	e.cleanups = append(e.cleanups, func(ctx context.Context) { _ = e.lab.TaintCluster(ctx, source, faultKey, "", true) })
+	e.eventually(ctx, "wait-failover", func(g Gomega, ctx context.Context) {
+		rb, err := framework.GetBinding(ctx, k, e.ns, binding)
+		g.Expect(err).NotTo(HaveOccurred())
+		labels, annotations := e.memberMeta(ctx, dest, name)
+		marked := labels[framework.FailoverReasonLabel] == "ClusterFailure" && annotations[framework.FailoverTimeAnnotation] != "" &&
+			!mustParseTime(annotations[framework.FailoverTimeAnnotation]).Before(tainted)
+		switch at {
+		case KillAfterTask:
+			var task bool
+			for _, t := range rb.Spec.GracefulEvictionTasks {
+				task = task || t.FromCluster == source
+			}
+			g.Expect(task).To(BeTrue(), "an eviction task from %s", source)
+			g.Expect(ours(rb.Status.FailoverHistory)).To(BeEmpty())
+		case KillAfterHistory:
+			g.Expect(ours(rb.Status.FailoverHistory)).To(HaveLen(1))
+			g.Expect(marked).To(BeFalse(), "the marked Work is held")
+		case KillAfterMarker:
+			g.Expect(ours(rb.Status.FailoverHistory)).To(HaveLen(1))
+			g.Expect(marked).To(BeTrue(), "%s marked for this failover", dest)
+		}
+	}).Should(Succeed())
+	e.timeline.Mark(fmt.Sprintf("failover %d reached: %s", n, at))
+	Expect(e.lab.Faults.StopController(ctx, true)).To(Succeed())
+	e.timeline.Mark("karmada-controller-manager killed (SIGKILL)")
+	e.cleanups = append(e.cleanups, func(ctx context.Context) { _ = e.lab.Faults.StartController(ctx, nil) })
+	if hold != nil {
+		Expect(hold.Release(ctx)).To(Succeed())
+	}
+	Expect(e.lab.Faults.StartController(ctx, nil)).To(Succeed())
+	e.timeline.Mark("karmada-controller-manager started again")
+
+	Expect(e.waitMovedAway(ctx, name, source)).To(Equal([]string{dest}))
+	e.eventually(ctx, "wait-scheduled", func(g Gomega, ctx context.Context) {
+		items := ours(e.history(ctx, name))
+		g.Expect(items).To(HaveLen(1), "failover %d recorded once", n)
+		g.Expect(items[0].ClustersAfterFailover).To(Equal([]string{dest}))
+		labels, annotations := e.memberMeta(ctx, dest, name)
+		g.Expect(labels).To(HaveKeyWithValue(framework.FailoverReasonLabel, "ClusterFailure"))
+		g.Expect(annotations).To(HaveKeyWithValue(framework.FailoverTimeAnnotation, items[0].StartTime.UTC().Format(time.RFC3339)))
+	}).Should(Succeed())
+	Expect(e.lab.TaintCluster(ctx, source, faultKey, "", true)).To(Succeed())
+	e.timeline.Mark(fmt.Sprintf("failover %d recorded once, %s marked; %s untainted", n, dest, source))
+}
+
+func mustParseTime(s string) time.Time {
+	t, err := time.Parse(time.RFC3339, s)
+	Expect(err).NotTo(HaveOccurred(), "failover time %q", s)
+	return t
+}
+
 // holdHistory denies every status write of the spec's binding that adds a
 // failover history item, and returns once the API server enforces it.
-func holdHistory(ctx context.Context, e *specEnv, binding string) *framework.Hold {
+func holdHistory(ctx context.Context, e *specEnv, binding string, n int) *framework.Hold {
 	k := e.lab.Karmada
+	// A new item is one whose startTime and reason no item of the old object
+	// has (at the history limit a new item replaces the oldest: the size stays).
 	hold, err := framework.NewHold(ctx, k, framework.HoldInput{
-		Name: e.ns + "-history", APIGroup: "work.karmada.io", Resource: "resourcebindings/status",
+		Name: fmt.Sprintf("%s-history-%d", e.ns, n), APIGroup: "work.karmada.io", Resource: "resourcebindings/status",
 		Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Update},
 		Match:      fmt.Sprintf("object.metadata.namespace == %q", e.ns),
 		Allow: "!has(object.status) || !has(object.status.failoverHistory) || size(object.status.failoverHistory) == 0 || " +
-			"(has(oldObject.status) && has(oldObject.status.failoverHistory) && size(object.status.failoverHistory) <= size(oldObject.status.failoverHistory))",
+			"(has(oldObject.status) && has(oldObject.status.failoverHistory) && object.status.failoverHistory.all(i, " +
+			"oldObject.status.failoverHistory.exists(o, o.startTime == i.startTime && o.reason == i.reason)))",
 	})
 	Expect(err).NotTo(HaveOccurred())
 	By("holding the history write of " + binding + " at the API server")
@@ -179,11 +229,11 @@ func holdHistory(ctx context.Context, e *specEnv, binding string) *framework.Hol
 // holdMarkedWork denies creating or updating a Work for dest that carries the
 // failover marker on one of the spec's objects, and returns once the API
 // server enforces it.
-func holdMarkedWork(ctx context.Context, e *specEnv, dest string) *framework.Hold {
+func holdMarkedWork(ctx context.Context, e *specEnv, dest string, n int) *framework.Hold {
 	k := e.lab.Karmada
 	execNS := "karmada-es-" + dest
 	hold, err := framework.NewHold(ctx, k, framework.HoldInput{
-		Name: e.ns + "-marker", APIGroup: "work.karmada.io", Resource: "works",
+		Name: fmt.Sprintf("%s-marker-%d", e.ns, n), APIGroup: "work.karmada.io", Resource: "works",
 		Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create, admissionregistrationv1.Update},
 		Match: fmt.Sprintf("object.metadata.namespace == %q && has(object.spec.workload) && has(object.spec.workload.manifests) && "+
 			"object.spec.workload.manifests.exists(m, has(m.metadata) && has(m.metadata.namespace) && m.metadata.namespace == %q)", execNS, e.ns),

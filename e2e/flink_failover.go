@@ -232,6 +232,7 @@ func FlinkFailoverSpec(ctx context.Context, inputGetter func() FlinkFailoverSpec
 		e.timeline.Mark("output verified: " + report.String())
 		Expect(report.Duplicated).To(BeZero(), "records committed more than once (%s): a restore from an older checkpoint, a fresh start or two writers", report)
 		Expect(report.Missing).To(BeZero(), "records never committed (%s)", report)
+		Expect(report.Overlaps()).To(BeEmpty(), "the state was handed over: the old job's writers stopped before the new job's started")
 
 		// The old job is gone (its member stopped, or its FlinkDeployment removed
 		// from there): the store's listing is final for its job id.
@@ -241,6 +242,21 @@ func FlinkFailoverSpec(ctx context.Context, inputGetter func() FlinkFailoverSpec
 		Expect(restored.RestoredID).To(Equal(latest), "Flink on %s restored chk-%d; the latest completed checkpoint of job %s in the store is chk-%d",
 			dest, restored.RestoredID, old.JobID, latest)
 
+		detected := source + " NotReady"
+		if input.Fault == FaultFlinkStarved {
+			detected = "FlinkDeployment Unhealthy on " + source
+		}
+		t := e.timeline
+		Expect(framework.AppendFlinkFailoverRecord(input.ArtifactFolder, framework.FlinkFailoverRecord{
+			Scenario: CurrentSpecReport().FullText(), Fault: string(input.Fault),
+			Detection:   t.Since("failure injected on "+source, detected),
+			Scheduled:   t.Since(detected, "scheduled to "+dest),
+			Applied:     t.Since("scheduled to "+dest, "FlinkDeployment applied on "+dest),
+			Running:     t.Since("FlinkDeployment applied on "+dest, "job RUNNING on "+dest),
+			FirstRecord: t.Since("job RUNNING on "+dest, "first record processed on "+dest),
+			RTO:         rto, RestoredID: restored.RestoredID, LatestID: latest,
+			Missing: report.Missing, Duplicated: report.Duplicated, Reprocessed: report.Reprocessed,
+		})).To(Succeed())
 		summary := fmt.Sprintf("restored from %s (latest completed: chk-%d) · missing=%d · duplicated=%d · reprocessed=%d · rto=%.0fs",
 			restoredPath, latest, report.Missing, report.Duplicated, report.Reprocessed, rto)
 		AddReportEntry("flink failover", summary)

@@ -134,6 +134,7 @@ func FlinkFlapSpec(ctx context.Context, inputGetter func() FlinkFlapSpecInput) {
 		Expect(err).NotTo(HaveOccurred())
 		e.timeline.Mark("output verified: " + report.String())
 		Expect(report.OK()).To(BeTrue(), "every sequence committed exactly once: %s", report)
+		Expect(report.Overlaps()).To(BeEmpty(), "never two jobs writing at once")
 		summary := fmt.Sprintf("flapped %s every %s: job on %s after it (started on %s, %d failovers recorded) · missing=%d · duplicated=%d",
 			input.Duration, input.Period, where, source, len(rb.Status.FailoverHistory), report.Missing, report.Duplicated)
 		AddReportEntry("flink job across a flapping link", summary)

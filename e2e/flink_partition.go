@@ -29,23 +29,33 @@ type FlinkPartitionSpecInput struct {
 	// before the new one starts) or Gracefully (upstream starts the new copy
 	// first: two writers while the old member is partitioned).
 	PurgeMode policyv1alpha1.PurgeMode
+	// Fault cuts Karmada off the source: framework.FaultPartition (the member
+	// and its job keep running; the default) or framework.FaultStopCluster (the
+	// member crashes, SIGKILL, and comes back at the "heal"; Directly only:
+	// Gracefully after a crash is the "Flink cluster failover: the member
+	// crashes" scenario).
+	Fault framework.Fault
 }
 
 // FlinkPartitionSpec: Karmada loses the network to the member that runs a
 // checkpointed Flink job, and the member keeps running: its job goes on
-// processing, checkpointing and committing output. A user observes the Cluster
-// become NotReady and tainted, then, by purge mode:
+// processing, checkpointing and committing output (or, with FaultStopCluster,
+// the member crashes and comes back later: its runner resumes the old job from
+// its last state until Karmada removes it). A user observes the Cluster become
+// NotReady and tainted, then, by purge mode:
 //
 //   - Directly (the old copy is gone before the new one starts): for longer
 //     than the toleration no FlinkDeployment appears on another member while
 //     the old job keeps committing (never two writers); after the heal Karmada
 //     removes the old FlinkDeployment, its job stops, the job moves, and the
 //     destination restores the old job's latest completed checkpoint, with
-//     every sequence committed exactly once.
+//     every sequence committed exactly once and the writers' windows in the
+//     committed output one after the other.
 //   - Gracefully (upstream starts the new copy before the old one is removed):
 //     the job starts on the destination while the old one still runs, and the
 //     committed output shows both writing the same sequence numbers
-//     (duplicated > 0). This is what upstream Karmada does; the scenario
+//     (duplicated > 0) and overlapping writers' windows. This is what upstream
+//     Karmada does; the scenario
 //     records it so that a change of the hand-off rules shows up here.
 func FlinkPartitionSpec(ctx context.Context, inputGetter func() FlinkPartitionSpecInput) {
 	var (
@@ -57,11 +67,18 @@ func FlinkPartitionSpec(ctx context.Context, inputGetter func() FlinkPartitionSp
 	BeforeEach(func(ctx SpecContext) {
 		input = inputGetter()
 		skipUnsupported(input.Lab, framework.FaultFlinkRunner)
-		skipUnsupported(input.Lab, framework.FaultPartition)
+		if input.Fault == "" {
+			input.Fault = framework.FaultPartition
+		}
+		skipUnsupported(input.Lab, input.Fault)
 		Expect(input.Candidates).To(HaveLen(2), "Invalid argument. Candidates must name the source's and the destination's candidates")
 		e = newSpecEnv(ctx, "flink-partition", input.E2EConfig, input.Lab, input.ArtifactFolder)
 		Expect(input.PurgeMode).To(BeElementOf(policyv1alpha1.PurgeModeDirectly, policyv1alpha1.PurgeModeGracefully), "Invalid argument. PurgeMode")
-		e.timeline = framework.NewTimeline(fmt.Sprintf("Flink failover across a partition, purge mode %s (%s)", input.PurgeMode, e.ns))
+		Expect(input.Fault).To(BeElementOf(framework.FaultPartition, framework.FaultStopCluster), "Invalid argument. Fault")
+		if input.Fault == framework.FaultStopCluster {
+			Expect(input.PurgeMode).To(Equal(policyv1alpha1.PurgeModeDirectly), "Invalid argument. A crash with Gracefully is FlinkFailoverSpec")
+		}
+		e.timeline = framework.NewTimeline(fmt.Sprintf("Flink failover by %s, purge mode %s (%s)", input.Fault, input.PurgeMode, e.ns))
 	})
 
 	It("keeps the purge mode's promise about a second job while the member is partitioned, and ends with one job after the heal", func(ctx SpecContext) {
@@ -102,16 +119,28 @@ func FlinkPartitionSpec(ctx context.Context, inputGetter func() FlinkPartitionSp
 		oldREST := framework.FlinkREST{URL: old.RESTURL, JobID: old.JobID}
 		e.timeline.Mark(fmt.Sprintf("job %s RUNNING on %s", old.JobID[:8], source))
 
-		By("partitioning " + source + " from Karmada: the member and its job keep running")
-		Expect(input.Lab.Faults.Partition(ctx, source, false)).To(Succeed())
+		crash := input.Fault == framework.FaultStopCluster
+		heal := func(ctx context.Context) error {
+			if crash {
+				return input.Lab.Faults.StartCluster(ctx, source)
+			}
+			return input.Lab.Faults.Partition(ctx, source, true)
+		}
+		if crash {
+			By("crashing " + source + " (SIGKILL: no grace, no final checkpoint)")
+			Expect(input.Lab.Faults.StopCluster(ctx, source, false)).To(Succeed())
+		} else {
+			By("partitioning " + source + " from Karmada: the member and its job keep running")
+			Expect(input.Lab.Faults.Partition(ctx, source, false)).To(Succeed())
+		}
 		healed := false
 		e.cleanups = append(e.cleanups, func(ctx context.Context) {
 			if !healed {
-				_ = input.Lab.Faults.Partition(ctx, source, true)
+				_ = heal(ctx)
 			}
 		})
 		partitioned := time.Now()
-		e.timeline.Mark(source + " partitioned")
+		e.timeline.Mark(source + " " + map[bool]string{true: "crashed", false: "partitioned"}[crash])
 		e.eventually(ctx, "wait-cluster-ready", func(g Gomega, ctx context.Context) {
 			ready, err := input.Lab.ClusterReady(ctx, source)
 			g.Expect(err).NotTo(HaveOccurred())
@@ -129,26 +158,40 @@ func FlinkPartitionSpec(ctx context.Context, inputGetter func() FlinkPartitionSp
 		if input.PurgeMode == policyv1alpha1.PurgeModeGracefully {
 			gracefullyTwoWriters(ctx, e, input.Lab, name, source, dest, oldREST)
 		} else {
-			By("watching that no second job starts while " + source + " is partitioned, past the toleration")
-			before, err := oldREST.Checkpoints(ctx)
-			Expect(err).NotTo(HaveOccurred(), "the partitioned member's job answers on its own network")
+			By("watching that no second job starts while Karmada cannot confirm the old one is gone from " + source + ", past the toleration")
+			var before framework.Checkpoints
+			if !crash {
+				e.eventually(ctx, "wait-flink-running", func(g Gomega, ctx context.Context) {
+					var err error
+					before, err = oldREST.Checkpoints(ctx)
+					g.Expect(err).NotTo(HaveOccurred(), "the partitioned member's job answers on its own network")
+				}).Should(Succeed())
+			}
 			e.consistently(ctx, func(g Gomega, ctx context.Context) {
 				_, err := input.Lab.Member(dest).Dynamic().Resource(framework.FlinkDeploymentGVR).Namespace(e.ns).Get(ctx, name, metav1.GetOptions{})
 				g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "a FlinkDeployment on %s while the old job may still run on %s (err %v)", dest, source, err)
 			}).Should(Succeed())
-			after, err := oldREST.Checkpoints(ctx)
-			Expect(err).NotTo(HaveOccurred())
-			Expect(after.LatestCompletedN).To(BeNumerically(">", before.LatestCompletedN), "the job on %s kept checkpointing during the partition", source)
+			if !crash {
+				e.eventually(ctx, "wait-flink-running", func(g Gomega, ctx context.Context) {
+					after, err := oldREST.Checkpoints(ctx)
+					g.Expect(err).NotTo(HaveOccurred())
+					g.Expect(after.LatestCompletedN).To(BeNumerically(">", before.LatestCompletedN), "the job on %s kept checkpointing during the partition", source)
+				}).Should(Succeed())
+			}
 			report, err := input.Lab.VerifyFlinkOutput(e.ns, name)
 			Expect(err).NotTo(HaveOccurred())
-			Expect(report.OK()).To(BeTrue(), "one writer during the partition: %s", report)
-			e.timeline.Mark(fmt.Sprintf("no second job; %s committed up to %d meanwhile", source, report.Max))
+			Expect(report.OK()).To(BeTrue(), "one writer while %s is cut off: %s", source, report)
+			e.timeline.Mark(fmt.Sprintf("no second job; committed up to %d meanwhile", report.Max))
 		}
 
-		By("healing the partition")
-		Expect(input.Lab.Faults.Partition(ctx, source, true)).To(Succeed())
+		if crash {
+			By("starting " + source + " again: its runner resumes the old job from its last state until Karmada removes it")
+		} else {
+			By("healing the partition")
+		}
+		Expect(heal(ctx)).To(Succeed())
 		healed = true
-		e.timeline.Mark(source + " healed")
+		e.timeline.Mark(source + " back")
 
 		By("Karmada removes the old FlinkDeployment, its job stops, and the job moves to " + dest)
 		var now framework.FlinkJobStatus
@@ -186,15 +229,18 @@ func FlinkPartitionSpec(ctx context.Context, inputGetter func() FlinkPartitionSp
 				report.Missing, report.Duplicated, report.FirstDuplicated)
 			AddReportEntry("flink failover across a partition", summary)
 			e.timeline.Title += " — " + summary
+			Expect(report.Overlaps()).NotTo(BeEmpty(), "the writers' windows overlap: %+v", report.Writers)
 			return
 		}
 		Expect(report.Duplicated).To(BeZero(), "records committed more than once: %s", report)
 		Expect(report.Missing).To(BeZero(), "records never committed: %s", report)
+		Expect(report.Overlaps()).To(BeEmpty(), "never two writers: each writer's window in the committed output ends before the next one's starts")
+		Expect(len(report.Writers)).To(BeNumerically(">=", 2), "the old and the new job committed output: %+v", report.Writers)
 		latest, err := input.Lab.Checkpoints.LatestCompleted(ctx, checkpointDir, old.JobID)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(restored.RestoredID).To(Equal(latest), "the latest completed checkpoint of job %s in the store", old.JobID)
-		summary := fmt.Sprintf("partitioned %.0fs, no second job meanwhile; restored from %s (latest completed: chk-%d) · missing=%d · duplicated=%d · reprocessed=%d",
-			time.Since(partitioned).Seconds(), restoredPath, latest, report.Missing, report.Duplicated, report.Reprocessed)
+		summary := fmt.Sprintf("%s %.0fs, no second job meanwhile; restored from %s (latest completed: chk-%d) · missing=%d · duplicated=%d · reprocessed=%d · writers=%d, none overlapping",
+			input.Fault, time.Since(partitioned).Seconds(), restoredPath, latest, report.Missing, report.Duplicated, report.Reprocessed, len(report.Writers))
 		AddReportEntry("flink failover across a partition", summary)
 		fmt.Fprintln(GinkgoWriter, summary)
 		e.timeline.Title += " — " + summary

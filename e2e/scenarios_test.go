@@ -9,6 +9,8 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 
 	policyv1alpha1 "github.com/karmada-io/karmada/pkg/apis/policy/v1alpha1"
+
+	"github.com/karmada-failover/lab/e2e/framework"
 )
 
 // Labels: smoke (fast) and ci (the failovers every CI run proves), both run by
@@ -94,10 +96,18 @@ var _ = Describe("karmada-controller-manager killed during a failover", Label("l
 	for _, at := range []KillPoint{KillAfterTask, KillAfterHistory, KillAfterMarker} {
 		Context(string(at), func() {
 			ControllerRestartSpec(context.TODO(), func() ControllerRestartSpecInput {
-				return ControllerRestartSpecInput{E2EConfig: e2eConfig, Lab: lab, ArtifactFolder: artifacts, Candidates: []string{"member1", "member3"}, At: at}
+				return ControllerRestartSpecInput{E2EConfig: e2eConfig, Lab: lab, ArtifactFolder: artifacts, Candidates: []string{"member1", "member3"},
+					At: []KillPoint{at}, HistoryLimit: historyLimit}
 			})
 		})
 	}
+})
+
+var _ = Describe("karmada-controller-manager killed in 20 consecutive failovers, at each point in turn", Label("lab", "fault", "slow"), func() {
+	ControllerRestartSpec(context.TODO(), func() ControllerRestartSpecInput {
+		return ControllerRestartSpecInput{E2EConfig: e2eConfig, Lab: lab, ArtifactFolder: artifacts, Candidates: []string{"member1", "member2"},
+			At: []KillPoint{KillAfterTask, KillAfterHistory, KillAfterMarker}, Failovers: 20, HistoryLimit: historyLimit}
+	})
 })
 
 var _ = Describe("Cluster-scoped resource (ClusterResourceBinding)", Label("lab", "fault"), func() {
@@ -112,10 +122,31 @@ var _ = Describe("Flink cluster failover: the member crashes", Label("ci", "lab"
 	})
 })
 
+var _ = Describe("FlinkDeployment runner restarted under a running job", Label("ci", "lab", "flink"), func() {
+	FlinkRunnerRestartSpec(context.TODO(), func() FlinkRunnerRestartSpecInput {
+		return FlinkRunnerRestartSpecInput{E2EConfig: e2eConfig, Lab: lab, ArtifactFolder: artifacts, Cluster: "member3"}
+	})
+})
+
 var _ = Describe("Flink cluster failover across a partition, purge mode Directly: no second job until the heal", Label("lab", "fault", "partition", "flink", "slow"), func() {
 	FlinkPartitionSpec(context.TODO(), func() FlinkPartitionSpecInput {
 		return FlinkPartitionSpecInput{E2EConfig: e2eConfig, Lab: lab, ArtifactFolder: artifacts, Candidates: []string{"member1", "member3"},
 			PurgeMode: policyv1alpha1.PurgeModeDirectly}
+	})
+})
+
+var _ = Describe("Flink cluster failover when the member crashes, purge mode Directly: no second job until the member is back", Label("lab", "fault", "crash", "flink", "slow"), func() {
+	FlinkPartitionSpec(context.TODO(), func() FlinkPartitionSpecInput {
+		return FlinkPartitionSpecInput{E2EConfig: e2eConfig, Lab: lab, ArtifactFolder: artifacts, Candidates: []string{"member2", "member3"},
+			PurgeMode: policyv1alpha1.PurgeModeDirectly, Fault: framework.FaultStopCluster}
+	})
+})
+
+// Purge mode Never exists for application failover only: a crash or a
+// partition fails over by cluster failover, where Karmada refuses Never.
+var _ = Describe("Purge mode Never for a crash or a partition (cluster failover) is refused by Karmada", Label("lab", "fault"), func() {
+	ClusterPurgeModeNeverSpec(context.TODO(), func() ClusterPurgeModeNeverSpecInput {
+		return ClusterPurgeModeNeverSpecInput{E2EConfig: e2eConfig, Lab: lab, ArtifactFolder: artifacts}
 	})
 })
 

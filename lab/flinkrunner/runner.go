@@ -26,6 +26,8 @@ import (
 	"k8s.io/client-go/util/retry"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
+
+	"github.com/karmada-failover/lab/restore/checkpoint"
 )
 
 // Options configure a Runner.
@@ -39,6 +41,26 @@ type Options struct {
 	StopGrace    time.Duration // SIGTERM -> SIGKILL (20s)
 	Env          []string      // extra environment of the Flink processes
 	Resync       time.Duration // informer resync (0 = none)
+	// LastState returns the path of the latest completed checkpoint of jobID
+	// under checkpointDir ("" when it has none). A job deployed before (by this
+	// process or an earlier one) resumes from it; nil: jobs never resume.
+	LastState func(ctx context.Context, checkpointDir, jobID string) (string, error)
+}
+
+// LastStateFrom is Options.LastState over a checkpoint locator (the restore
+// webhook's, restore/checkpoint): the latest completed checkpoint of the job, ""
+// when the job completed none.
+func LastStateFrom(loc checkpoint.Locator) func(ctx context.Context, checkpointDir, jobID string) (string, error) {
+	return func(ctx context.Context, checkpointDir, jobID string) (string, error) {
+		c, err := loc.LatestCompleted(ctx, checkpointDir, jobID)
+		if errors.Is(err, checkpoint.ErrNotFound) {
+			return "", nil
+		}
+		if err != nil {
+			return "", err
+		}
+		return c.SavepointPath, nil
+	}
 }
 
 // Runner watches FlinkDeployments in one cluster and runs their Flink processes.
@@ -141,8 +163,9 @@ func New(cfg *rest.Config, opts Options) (*Runner, error) {
 }
 
 // Run watches until ctx ends, then stops every Flink process it started and
-// returns. Nothing is adopted at start: each existing FlinkDeployment gets a
-// new process.
+// returns. At start each existing FlinkDeployment gets a new process; one that
+// was deployed before resumes from its job's latest completed checkpoint
+// (Options.LastState), as the operator's JobManager does after a failover.
 func (r *Runner) Run(ctx context.Context) error {
 	var srv *http.Server
 	if r.opts.HealthAddr != "" {
@@ -320,7 +343,19 @@ func (r *Runner) startRun(ctx context.Context, d *Deployment) error {
 		})
 		return err
 	}
-	l, err := BuildLaunch(r.opts.Launch, d, port, d.ReconciledJobID)
+	var lastState string
+	if d.DeployedJobID != "" && r.opts.LastState != nil {
+		// Deployed before: the job's own state, never a fresh start nor
+		// initialSavepointPath again. A store that cannot be read fails the
+		// deployment (retried) rather than starting without the state.
+		dir := CheckpointDir(r.opts.Launch, d)
+		if dir == "" {
+			klog.InfoS("No checkpoint directory: the job starts without its last state", "key", d.Key(), "jobId", d.DeployedJobID)
+		} else if lastState, err = r.opts.LastState(ctx, dir, d.DeployedJobID); err != nil {
+			return fail(fmt.Errorf("reading the last state of job %s under %s: %w", d.DeployedJobID, dir, err))
+		}
+	}
+	l, err := BuildLaunch(r.opts.Launch, d, port, d.ReconciledJobID, lastState)
 	if err != nil {
 		return fail(err)
 	}

@@ -92,6 +92,10 @@ type Deployment struct {
 	// spec. A restart of the runner, like a JobManager failover under the operator, keeps
 	// that job ID, so the checkpoints stay under <checkpoint dir>/<jobId>/.
 	ReconciledJobID string
+	// DeployedJobID is status.jobStatus.jobId whatever spec it was deployed
+	// for: the job whose state a restart of the runner or a spec change
+	// resumes from (last state). "" on an object that was never deployed.
+	DeployedJobID string
 }
 
 // Key is namespace/name.
@@ -133,8 +137,9 @@ func ParseDeployment(u *unstructured.Unstructured) (*Deployment, error) {
 	if b, err := json.Marshal(spec); err == nil {
 		d.SpecJSON = string(b)
 	}
+	d.DeployedJobID, _, _ = unstructured.NestedString(u.Object, "status", "jobStatus", "jobId")
 	if last, _, _ := unstructured.NestedString(u.Object, "status", "reconciliationStatus", "lastReconciledSpec"); last != "" && last == d.SpecJSON {
-		d.ReconciledJobID, _, _ = unstructured.NestedString(u.Object, "status", "jobStatus", "jobId")
+		d.ReconciledJobID = d.DeployedJobID
 	}
 	d.FlinkConfiguration = map[string]string{}
 	if fc, ok := spec["flinkConfiguration"]; ok && fc != nil {
@@ -331,10 +336,34 @@ func NewJobID() string {
 	return hex.EncodeToString(b[:])
 }
 
+// CheckpointDirKeys are the Flink configuration keys of the checkpoint
+// directory, newest first (Flink 1.20 reads all three).
+var CheckpointDirKeys = []string{"execution.checkpointing.dir", "state.checkpoints.dir", "state.backend.fs.checkpointdir"}
+
+// CheckpointDir is the checkpoint directory of deployment d under the runner's
+// configuration cfg ("" = none): spec.flinkConfiguration over --flink-conf.
+func CheckpointDir(cfg LaunchConfig, d *Deployment) string {
+	for _, conf := range []map[string]string{d.FlinkConfiguration, cfg.FlinkConf} {
+		for _, k := range CheckpointDirKeys {
+			if v := conf[k]; v != "" {
+				return v
+			}
+		}
+	}
+	return ""
+}
+
 // BuildLaunch maps a FlinkDeployment to the command line of its Flink process.
 // Precedence: runner --flink-conf < spec.flinkConfiguration < values derived
 // from spec.job and the runner (rest.*, parallelism, restore path, slots, job id).
-func BuildLaunch(cfg LaunchConfig, d *Deployment, restPort int, jobID string) (*Launch, error) {
+//
+// lastState is the latest completed checkpoint of jobID when the runner starts
+// again a job it (or an earlier run of it) had deployed for the same spec: the
+// job resumes from its own state, as a JobManager failover under the operator
+// does, and initialSavepointPath is not read again (the operator honours it on
+// the first deployment only). "" means the first deployment of the spec, or a
+// job that had completed no checkpoint: then initialSavepointPath applies.
+func BuildLaunch(cfg LaunchConfig, d *Deployment, restPort int, jobID, lastState string) (*Launch, error) {
 	if d.Job == nil {
 		return nil, fmt.Errorf("%s: spec.job is not set (session clusters are not supported)", d.Key())
 	}
@@ -384,7 +413,11 @@ func BuildLaunch(cfg LaunchConfig, d *Deployment, restPort int, jobID string) (*
 	// last-state mode.
 	delete(l.Conf, KeySavepointPath)
 	delete(l.Conf, KeyStateRecoveryPath)
-	if sp := d.Job.InitialSavepointPath; sp != "" {
+	if lastState != "" {
+		l.Conf[KeySavepointPath] = lastState
+		l.SavepointPath = lastState
+		l.Notes = append(l.Notes, fmt.Sprintf("job %s resumes from its own latest checkpoint %s (last state); initialSavepointPath is read on the first deployment only", jobID, lastState))
+	} else if sp := d.Job.InitialSavepointPath; sp != "" {
 		switch d.Job.UpgradeMode {
 		case "savepoint", "last-state":
 			l.Conf[KeySavepointPath] = sp

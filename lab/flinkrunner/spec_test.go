@@ -1,6 +1,9 @@
 package flinkrunner
 
 import (
+	"context"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -8,6 +11,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
+
+	"github.com/karmada-failover/lab/restore/checkpoint"
 )
 
 func mustParse(t *testing.T, manifest string) *Deployment {
@@ -208,7 +213,7 @@ func TestBuildLaunch(t *testing.T) {
 					t.Fatal("edit did not apply")
 				}
 			}
-			l, err := BuildLaunch(tc.cfg, mustParse(t, m), 24711, "fixedid")
+			l, err := BuildLaunch(tc.cfg, mustParse(t, m), 24711, "fixedid", "")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -249,14 +254,14 @@ func TestBuildLaunch(t *testing.T) {
 }
 
 func TestBuildLaunchErrors(t *testing.T) {
-	if _, err := BuildLaunch(LaunchConfig{DefaultJar: "/d.jar"}, &Deployment{Name: "s"}, 1, ""); err == nil {
+	if _, err := BuildLaunch(LaunchConfig{DefaultJar: "/d.jar"}, &Deployment{Name: "s"}, 1, "", ""); err == nil {
 		t.Error("session cluster: want error")
 	}
 	d := &Deployment{Name: "x", Job: &JobSpec{JarURI: "https://x/j.jar"}}
-	if _, err := BuildLaunch(LaunchConfig{}, d, 1, ""); err == nil {
+	if _, err := BuildLaunch(LaunchConfig{}, d, 1, "", ""); err == nil {
 		t.Error("no jar: want error")
 	}
-	l, err := BuildLaunch(LaunchConfig{DefaultJar: "/d.jar"}, d, 1, "")
+	l, err := BuildLaunch(LaunchConfig{DefaultJar: "/d.jar"}, d, 1, "", "")
 	if err != nil || len(l.JobID) != 32 || l.Conf[KeyFixedJobID] != l.JobID {
 		t.Errorf("generated job id: %v %q", err, l.JobID)
 	}
@@ -298,5 +303,68 @@ func TestRunnerRestartKeepsTheJobIDOfTheSameSpec(t *testing.T) {
 	_ = unstructured.SetNestedField(u.Object, int64(2), "spec", "job", "parallelism")
 	if d, _ = ParseDeployment(u); d.ReconciledJobID != "" {
 		t.Fatalf("changed spec keeps the old job ID %q", d.ReconciledJobID)
+	}
+}
+
+func TestRunnerRestartResumesFromTheJobsLastState(t *testing.T) {
+	const id = "0123456789abcdef0123456789abcdef"
+	u := &unstructured.Unstructured{Object: map[string]interface{}{
+		"apiVersion": "flink.apache.org/v1beta1", "kind": "FlinkDeployment",
+		"metadata": map[string]interface{}{"namespace": "ns", "name": "job"},
+		"spec": map[string]interface{}{
+			"flinkConfiguration": map[string]interface{}{"state.checkpoints.dir": "s3://ck/ns/job"},
+			"job": map[string]interface{}{"jarURI": "local:///job.jar", "upgradeMode": "last-state",
+				"initialSavepointPath": "s3://ck/ns/job/ffffffffffffffffffffffffffffffff/chk-3"},
+		},
+		"status": map[string]interface{}{"jobStatus": map[string]interface{}{"jobId": id}},
+	}}
+	d, err := ParseDeployment(u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.DeployedJobID != id || d.ReconciledJobID != "" {
+		t.Fatalf("DeployedJobID=%q ReconciledJobID=%q: a deployed object whose spec changed since", d.DeployedJobID, d.ReconciledJobID)
+	}
+	if dir := CheckpointDir(LaunchConfig{FlinkConf: map[string]string{"state.checkpoints.dir": "s3://other"}}, d); dir != "s3://ck/ns/job" {
+		t.Fatalf("CheckpointDir = %q: spec.flinkConfiguration wins over --flink-conf", dir)
+	}
+	last := "s3://ck/ns/job/" + id + "/chk-12"
+	l, err := BuildLaunch(LaunchConfig{DefaultJar: "/d.jar"}, d, 1, d.ReconciledJobID, last)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l.SavepointPath != last || l.Conf[KeySavepointPath] != last {
+		t.Errorf("restore path %q (conf %q), want the job's own latest checkpoint %s, not initialSavepointPath", l.SavepointPath, l.Conf[KeySavepointPath], last)
+	}
+	// A job that completed no checkpoint yet starts as it did the first time.
+	if l, _ = BuildLaunch(LaunchConfig{DefaultJar: "/d.jar"}, d, 1, d.ReconciledJobID, ""); l.SavepointPath != d.Job.InitialSavepointPath {
+		t.Errorf("no last state: restore path %q, want initialSavepointPath", l.SavepointPath)
+	}
+}
+
+func TestLastStateFrom(t *testing.T) {
+	dir := t.TempDir()
+	const id = "0123456789abcdef0123456789abcdef"
+	last := LastStateFrom(&checkpoint.Store{AllowFile: true})
+	got, err := last(context.Background(), "file://"+dir, id)
+	if err != nil || got != "" {
+		t.Fatalf("no checkpoint yet: %q, %v; want \"\", nil", got, err)
+	}
+	for _, n := range []string{"chk-3", "chk-4", "chk-5"} {
+		if err := os.MkdirAll(filepath.Join(dir, id, n), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if n != "chk-5" { // chk-5 is in progress: no _metadata yet
+			if err := os.WriteFile(filepath.Join(dir, id, n, checkpoint.MetadataFile), nil, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	got, err = last(context.Background(), "file://"+dir, id)
+	if err != nil || !strings.HasSuffix(got, "/"+id+"/chk-4") {
+		t.Fatalf("got %q, %v; want the completed chk-4", got, err)
+	}
+	if _, err := LastStateFrom(&checkpoint.Store{})(context.Background(), "file://"+dir, id); err == nil {
+		t.Fatal("a store that cannot read the directory: want an error, not a fresh start")
 	}
 }

@@ -24,9 +24,11 @@ import (
 	"fmt"
 	"io/fs"
 	"path"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // Report is what the committed output says about the run so far.
@@ -55,7 +57,45 @@ type Report struct {
 	// committed file holds too: output an incarnation produced and never
 	// committed, produced again by the one restored after it.
 	Reprocessed int64 `json:"reprocessed"`
+	// Writers are the sink writers that committed files, ordered by the time
+	// they started committing: one per subtask of each job incarnation (a
+	// FileSink writer names its part files <prefix>-<writer uuid>-<subtask>-<n>).
+	Writers []Writer `json:"writers,omitempty"`
 }
+
+// Writer is one sink writer's committed output: the sequence numbers it
+// covered and the window in which it wrote them (the modification times of its
+// committed part files: a commit renames a file and keeps that time).
+type Writer struct {
+	ID      string    `json:"id"`
+	Subtask int       `json:"subtask"`
+	Files   int       `json:"files"`
+	Records int64     `json:"records"`
+	First   int64     `json:"first"`
+	Last    int64     `json:"last"`
+	Start   time.Time `json:"start"`
+	End     time.Time `json:"end"`
+}
+
+// Overlaps lists the pairs of writers of the same subtask whose windows
+// overlap: two instances of the job wrote at once. Writers of one subtask that
+// follow each other (a failover that stopped the old job before the new one
+// started) never overlap.
+func (r Report) Overlaps() []string {
+	var out []string
+	for i, a := range r.Writers {
+		for _, b := range r.Writers[i+1:] {
+			if a.Subtask == b.Subtask && !a.End.Before(b.Start) && !b.End.Before(a.Start) {
+				out = append(out, fmt.Sprintf("%s [%s, %s] and %s [%s, %s]", a.ID, a.Start.Format(time.RFC3339Nano),
+					a.End.Format(time.RFC3339Nano), b.ID, b.Start.Format(time.RFC3339Nano), b.End.Format(time.RFC3339Nano)))
+			}
+		}
+	}
+	return out
+}
+
+// partFile splits a committed part file's name <prefix>-<writer>-<subtask>-<n><suffix>.
+var partFile = regexp.MustCompile(`^(.+)-(\d+)-\d+(\.[^-]*)?$`)
 
 // OK reports whether every sequence up to Max is committed exactly once.
 func (r Report) OK() bool { return r.Missing == 0 && r.Duplicated == 0 }
@@ -96,6 +136,7 @@ var errChanged = errors.New("a part file vanished while the output was read")
 func read(fsys fs.FS) (Report, error) {
 	committed := map[int64]int{}
 	uncommitted := map[int64]struct{}{}
+	writers := map[string]*Writer{}
 	r := Report{Max: -1, FirstMissing: -1, FirstDuplicated: -1}
 	err := fs.WalkDir(fsys, ".", func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -111,8 +152,17 @@ func read(fsys fs.FS) (Report, error) {
 			return nil
 		}
 		ok := Committed(path.Base(p))
+		var w *Writer
 		if ok {
 			r.Files++
+			info, err := d.Info()
+			if errors.Is(err, fs.ErrNotExist) {
+				return errChanged
+			}
+			if err != nil {
+				return err
+			}
+			w = writerOf(writers, path.Base(p), info.ModTime())
 		} else {
 			r.UncommittedFiles++
 		}
@@ -120,6 +170,7 @@ func read(fsys fs.FS) (Report, error) {
 			if ok {
 				committed[seq]++
 				r.Records++
+				w.add(seq)
 			} else {
 				uncommitted[seq] = struct{}{}
 				r.Uncommitted++
@@ -145,6 +196,19 @@ func read(fsys fs.FS) (Report, error) {
 			r.Reprocessed++
 		}
 	}
+	for _, w := range writers {
+		r.Writers = append(r.Writers, *w)
+	}
+	sort.Slice(r.Writers, func(i, j int) bool {
+		a, b := r.Writers[i], r.Writers[j]
+		if !a.Start.Equal(b.Start) {
+			return a.Start.Before(b.Start)
+		}
+		if a.Subtask != b.Subtask {
+			return a.Subtask < b.Subtask
+		}
+		return a.ID < b.ID
+	})
 	r.Expected = r.Max + 1
 	r.Missing = r.Expected - int64(len(committed))
 	if r.Missing > 0 {
@@ -162,6 +226,40 @@ func read(fsys fs.FS) (Report, error) {
 		}
 	}
 	return r, nil
+}
+
+// writerOf returns the writer of committed part file name, with its window
+// widened to modTime.
+func writerOf(writers map[string]*Writer, name string, modTime time.Time) *Writer {
+	id, subtask := name, -1
+	if m := partFile.FindStringSubmatch(name); m != nil {
+		id = m[1]
+		subtask, _ = strconv.Atoi(m[2])
+	}
+	key := id + "/" + strconv.Itoa(subtask)
+	w := writers[key]
+	if w == nil {
+		w = &Writer{ID: id, Subtask: subtask, First: -1, Last: -1, Start: modTime, End: modTime}
+		writers[key] = w
+	}
+	w.Files++
+	if modTime.Before(w.Start) {
+		w.Start = modTime
+	}
+	if modTime.After(w.End) {
+		w.End = modTime
+	}
+	return w
+}
+
+func (w *Writer) add(seq int64) {
+	w.Records++
+	if w.First < 0 || seq < w.First {
+		w.First = seq
+	}
+	if seq > w.Last {
+		w.Last = seq
+	}
 }
 
 // readFile calls add for every sequence number in file p. In an uncommitted

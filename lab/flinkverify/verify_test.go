@@ -4,9 +4,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"testing/fstest"
+	"time"
 )
 
 // seqs renders the lines of a part file holding from..to (inclusive).
@@ -87,7 +89,8 @@ func TestVerify(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got != tt.want {
+			got.Writers = nil // TestWriters
+			if !reflect.DeepEqual(got, tt.want) {
 				t.Errorf("Verify:\n got %+v\nwant %+v", got, tt.want)
 			}
 			if got.OK() != (tt.want.Missing == 0 && tt.want.Duplicated == 0) {
@@ -111,5 +114,68 @@ func TestVerifyAMissingDirectoryIsEmpty(t *testing.T) {
 	}
 	if got.Max != -1 || got.Files != 0 || !got.OK() {
 		t.Fatalf("got %+v", got)
+	}
+}
+
+func TestWriters(t *testing.T) {
+	t0 := time.Date(2026, 12, 4, 10, 0, 0, 0, time.UTC)
+	at := func(s string, sec int) *fstest.MapFile {
+		return &fstest.MapFile{Data: []byte(s), ModTime: t0.Add(time.Duration(sec) * time.Second)}
+	}
+	const (
+		a  = "part-1b3c5f7e-0000-4000-8000-00000000000a" // the first incarnation
+		b  = "part-9d8e7f6a-0000-4000-8000-00000000000b" // the one after it
+		a1 = a + "-1-"                                   // a second subtask of the first incarnation
+	)
+	tests := []struct {
+		name     string
+		fs       fstest.MapFS
+		writers  []Writer
+		overlaps int
+	}{{
+		name: "a failover that stopped the old job first: the windows follow each other",
+		fs: fstest.MapFS{
+			a + "-0-0.txt": at(seqs(0, 9), 2), a + "-0-1.txt": at(seqs(10, 19), 4),
+			".part-x-0-2.txt.inprogress.1": at(seqs(20, 21), 5),
+			b + "-0-0.txt":                 at(seqs(20, 29), 30), b + "-0-1.txt": at(seqs(30, 39), 32),
+		},
+		writers: []Writer{
+			{ID: a, Subtask: 0, Files: 2, Records: 20, First: 0, Last: 19, Start: t0.Add(2 * time.Second), End: t0.Add(4 * time.Second)},
+			{ID: b, Subtask: 0, Files: 2, Records: 20, First: 20, Last: 39, Start: t0.Add(30 * time.Second), End: t0.Add(32 * time.Second)},
+		},
+	}, {
+		name: "subtasks of one incarnation write at once: not an overlap",
+		fs: fstest.MapFS{
+			a + "-0-0.txt": at(seqs(0, 4), 2), a1 + "0.txt": at(seqs(5, 9), 2), a + "-0-1.txt": at(seqs(10, 14), 4), a1 + "1.txt": at(seqs(15, 19), 4),
+		},
+		writers: []Writer{
+			{ID: a, Subtask: 0, Files: 2, Records: 10, First: 0, Last: 14, Start: t0.Add(2 * time.Second), End: t0.Add(4 * time.Second)},
+			{ID: a, Subtask: 1, Files: 2, Records: 10, First: 5, Last: 19, Start: t0.Add(2 * time.Second), End: t0.Add(4 * time.Second)},
+		},
+	}, {
+		name: "two jobs write at once (a partitioned member's job goes on)",
+		fs: fstest.MapFS{
+			a + "-0-0.txt": at(seqs(0, 9), 2), a + "-0-1.txt": at(seqs(10, 19), 40),
+			b + "-0-0.txt": at(seqs(10, 15), 30), b + "-0-1.txt": at(seqs(16, 25), 42),
+		},
+		writers: []Writer{
+			{ID: a, Subtask: 0, Files: 2, Records: 20, First: 0, Last: 19, Start: t0.Add(2 * time.Second), End: t0.Add(40 * time.Second)},
+			{ID: b, Subtask: 0, Files: 2, Records: 16, First: 10, Last: 25, Start: t0.Add(30 * time.Second), End: t0.Add(42 * time.Second)},
+		},
+		overlaps: 1,
+	}}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := Verify(tt.fs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(got.Writers, tt.writers) {
+				t.Errorf("Writers:\n got %+v\nwant %+v", got.Writers, tt.writers)
+			}
+			if o := got.Overlaps(); len(o) != tt.overlaps {
+				t.Errorf("Overlaps() = %q, want %d", o, tt.overlaps)
+			}
+		})
 	}
 }

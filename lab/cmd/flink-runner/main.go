@@ -17,6 +17,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/karmada-failover/lab/lab/flinkrunner"
+	"github.com/karmada-failover/lab/restore/checkpoint"
 )
 
 // kvFlag is a repeatable key=value flag.
@@ -76,6 +77,16 @@ func main() {
 	if *pluginsDir != "" {
 		opts.Env = append(opts.Env, "FLINK_PLUGINS_DIR="+*pluginsDir)
 	}
+	// Jobs deployed before resume from their latest completed checkpoint, read
+	// from the store the jobs checkpoint to (the s3.* --flink-conf and the
+	// AWS_* environment the Flink processes inherit; file:// directories too).
+	opts.LastState = flinkrunner.LastStateFrom(&checkpoint.Store{
+		S3: checkpoint.NewS3Client(checkpoint.S3Config{
+			Endpoint: flinkConf["s3.endpoint"], Region: flinkConf["s3.region"],
+			AccessKeyID: os.Getenv("AWS_ACCESS_KEY_ID"), SecretAccessKey: os.Getenv("AWS_SECRET_ACCESS_KEY"), SessionToken: os.Getenv("AWS_SESSION_TOKEN"),
+		}),
+		AllowFile: true,
+	})
 	r, err := flinkrunner.New(cfg, opts)
 	if err != nil {
 		klog.Fatal(err)

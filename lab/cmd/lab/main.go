@@ -260,6 +260,13 @@ func verifyFlinkOutput(cfg *config.Config, args []string) error {
 		fmt.Println(string(b))
 	} else {
 		fmt.Printf("%s/%s: %s\n", ns, name, r)
+		for _, w := range r.Writers {
+			fmt.Printf("  writer %s/%d: %d records %d..%d in %d files, %s .. %s\n", w.ID, w.Subtask, w.Records, w.First, w.Last, w.Files,
+				w.Start.Format(time.RFC3339Nano), w.End.Format(time.RFC3339Nano))
+		}
+	}
+	if o := r.Overlaps(); len(o) > 0 {
+		fmt.Printf("  two instances wrote at once: %s\n", strings.Join(o, "; "))
 	}
 	if r.Files == 0 && r.UncommittedFiles == 0 {
 		return fmt.Errorf("no output in %s: is %s/%s running with --output-dir %s?", dir, ns, name, (&url.URL{Scheme: "file", Path: dir}).String())

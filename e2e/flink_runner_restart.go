@@ -1,0 +1,124 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/karmada-failover/lab/e2e/framework"
+	"github.com/karmada-failover/lab/lab/flinkrunner"
+)
+
+// FlinkRunnerRestartSpecInput is the input of FlinkRunnerRestartSpec.
+type FlinkRunnerRestartSpecInput struct {
+	E2EConfig      *framework.Config
+	Lab            *framework.Lab
+	ArtifactFolder string
+	Cluster        string
+}
+
+// FlinkRunnerRestartSpec: the lab's stand-in for the Flink operator (the
+// member's FlinkDeployment runner) runs a FlinkDeployment created in the
+// member, and is restarted while the job runs, as the operator's JobManager
+// would be after a pod loss. A user observes: the status the operator writes
+// (jobStatus, jobManagerDeploymentStatus READY, lifecycleState STABLE); after
+// the restart the same job resumes from its own latest completed checkpoint
+// (Flink's REST API reports the restore), never from scratch, and its
+// committed output holds every sequence exactly once; deleting the
+// FlinkDeployment stops the job.
+func FlinkRunnerRestartSpec(ctx context.Context, inputGetter func() FlinkRunnerRestartSpecInput) {
+	var (
+		input FlinkRunnerRestartSpecInput
+		e     *specEnv
+	)
+	const name = "restarted"
+
+	BeforeEach(func(ctx SpecContext) {
+		input = inputGetter()
+		skipUnsupported(input.Lab, framework.FaultFlinkRunner)
+		skipUnsupported(input.Lab, framework.FaultStarveFlink) // restarts the runner
+		e = newSpecEnv(ctx, "flink-runner-restart", input.E2EConfig, input.Lab, input.ArtifactFolder)
+		e.timeline = framework.NewTimeline(fmt.Sprintf("FlinkDeployment runner restarted on %s (%s)", input.Cluster, e.ns))
+	})
+
+	It("resumes the job from its own latest checkpoint after the runner restarts", func(ctx SpecContext) {
+		m := input.Lab.Member(input.Cluster)
+		// Karmada creates the namespace in every member; wait for it.
+		e.eventually(ctx, "wait-available", func(ctx context.Context) error {
+			_, err := m.Kube().CoreV1().Namespaces().Get(ctx, e.ns, metav1.GetOptions{})
+			return err
+		}).Should(Succeed())
+		checkpointDir := "s3://flink-checkpoints/" + e.ns + "/" + name
+		fd := framework.NewFlinkDeployment(e.ns, name, checkpointDir)
+		framework.SetFlinkOutput(fd.Object, input.Lab.FlinkOutputURI(e.ns, name))
+		fds := m.Dynamic().Resource(framework.FlinkDeploymentGVR).Namespace(e.ns)
+		_, err := fds.Create(ctx, fd, metav1.CreateOptions{})
+		Expect(err).NotTo(HaveOccurred())
+		e.cleanups = append(e.cleanups, func(ctx context.Context) { _ = fds.Delete(ctx, name, metav1.DeleteOptions{}) })
+
+		By("waiting for the job to run, with the operator's status, and complete 3 checkpoints")
+		var before framework.FlinkJobStatus
+		e.eventually(ctx, "wait-flink-running", func(g Gomega, ctx context.Context) {
+			got, err := fds.Get(ctx, name, metav1.GetOptions{})
+			g.Expect(err).NotTo(HaveOccurred())
+			before = framework.ReadFlinkStatus(got)
+			g.Expect(before.State).To(Equal(flinkrunner.JobRunning))
+			g.Expect(before.Lifecycle).To(Equal(flinkrunner.LifecycleStable))
+			g.Expect(got.Object["status"]).To(HaveKeyWithValue("jobManagerDeploymentStatus", flinkrunner.JMReady))
+			cp, err := framework.FlinkREST{URL: before.RESTURL, JobID: before.JobID}.Checkpoints(ctx)
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(cp.Completed).To(BeNumerically(">=", 3))
+			r, err := input.Lab.VerifyFlinkOutput(e.ns, name)
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(r.Files).To(BeNumerically(">=", 1), "committed output")
+		}).Should(Succeed())
+		e.timeline.Mark(fmt.Sprintf("job %s RUNNING, 3 checkpoints", before.JobID[:8]))
+
+		By("restarting the runner of " + input.Cluster)
+		Expect(input.Lab.Faults.StarveFlink(ctx, input.Cluster, false)).To(Succeed())
+		e.timeline.Mark("runner restarted")
+
+		By("the same job resumes from its own latest completed checkpoint")
+		var after framework.FlinkJobStatus
+		var restored framework.Checkpoints
+		e.eventually(ctx, "wait-flink-running", func(g Gomega, ctx context.Context) {
+			got, err := fds.Get(ctx, name, metav1.GetOptions{})
+			g.Expect(err).NotTo(HaveOccurred())
+			after = framework.ReadFlinkStatus(got)
+			g.Expect(after.State).To(Equal(flinkrunner.JobRunning))
+			restored, err = framework.FlinkREST{URL: after.RESTURL, JobID: after.JobID}.Checkpoints(ctx)
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(restored.RestoredFrom).To(HavePrefix(checkpointDir+"/"+before.JobID+"/chk-"), "Flink restored the job's own checkpoint")
+			g.Expect(restored.Completed).To(BeNumerically(">=", 2), "two checkpoints after the restart commit its output")
+		}).Should(Succeed())
+		Expect(after.JobID).To(Equal(before.JobID), "a restart keeps the job (its checkpoints stay under one directory)")
+		e.timeline.Mark("resumed from " + restored.RestoredFrom[strings.LastIndex(restored.RestoredFrom, "/")+1:])
+
+		By("checking the committed output: nothing lost, nothing redone twice")
+		report, err := input.Lab.VerifyFlinkOutput(e.ns, name)
+		Expect(err).NotTo(HaveOccurred())
+		e.timeline.Mark("output verified: " + report.String())
+		Expect(report.OK()).To(BeTrue(), "a resume from the latest checkpoint commits every sequence once (an older checkpoint or a fresh start commits some twice): %s", report)
+		Expect(report.Overlaps()).To(BeEmpty(), "the job before the restart stopped before the one after it started")
+
+		By("deleting the FlinkDeployment stops the job")
+		Expect(fds.Delete(ctx, name, metav1.DeleteOptions{})).To(Succeed())
+		e.eventually(ctx, "wait-cleanup", func(ctx context.Context) error {
+			_, err := framework.FlinkREST{URL: after.RESTURL, JobID: after.JobID}.Checkpoints(ctx)
+			return err
+		}).ShouldNot(Succeed(), "Flink's REST API answers after the delete")
+		summary := fmt.Sprintf("runner restarted: job %s resumed from %s · missing=%d · duplicated=%d", after.JobID[:8],
+			restored.RestoredFrom, report.Missing, report.Duplicated)
+		AddReportEntry("flink runner restart", summary)
+		e.timeline.Title += " — " + summary
+	})
+
+	AfterEach(func(ctx SpecContext) { e.finish(ctx) }, NodeTimeout(finishTimeout))
+}
