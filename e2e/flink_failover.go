@@ -69,11 +69,7 @@ func FlinkFailoverSpec(ctx context.Context, inputGetter func() FlinkFailoverSpec
 
 	It("resumes the job on the destination from the old job's latest checkpoint with nothing lost", func(ctx SpecContext) {
 		k := input.Lab.Karmada
-		checkpointDir := "s3://flink-checkpoints/" + e.ns + "/" + name
-		template := framework.NewFlinkDeployment(e.ns, name, checkpointDir)
-		output := input.Lab.FlinkOutputURI(e.ns, name)
-		Expect(output).NotTo(BeEmpty(), "the lab has no Flink output directory")
-		framework.SetFlinkOutput(template.Object, output)
+		template, checkpointDir := e.flinkTemplate(name)
 		if input.StaleUserSavepoint {
 			// Keep the checkpoint the template will name, so that the webhook can
 			// compare the two completion times.
@@ -91,20 +87,7 @@ func FlinkFailoverSpec(ctx context.Context, inputGetter func() FlinkFailoverSpec
 			},
 		})
 
-		By("waiting for the job to run on one member and complete 3 checkpoints")
-		var source string
-		var old framework.FlinkJobStatus
-		e.eventually(ctx, "wait-flink-running", func(g Gomega, ctx context.Context) {
-			source = e.flinkPlacement(g, ctx, name)
-			fd, err := input.Lab.Member(source).Dynamic().Resource(framework.FlinkDeploymentGVR).Namespace(e.ns).Get(ctx, name, metav1.GetOptions{})
-			g.Expect(err).NotTo(HaveOccurred())
-			old = framework.ReadFlinkStatus(fd)
-			g.Expect(old.State).To(Equal("RUNNING"))
-			g.Expect(old.JobID).NotTo(BeEmpty())
-			cp, err := framework.FlinkREST{URL: old.RESTURL, JobID: old.JobID}.Checkpoints(ctx)
-			g.Expect(err).NotTo(HaveOccurred())
-			g.Expect(cp.Completed).To(BeNumerically(">=", 3))
-		}).Should(Succeed())
+		source, old := e.waitFlinkCheckpointed(ctx, name, 3)
 		var stale framework.Checkpoints
 		if input.StaleUserSavepoint {
 			cp, err := framework.FlinkREST{URL: old.RESTURL, JobID: old.JobID}.Checkpoints(ctx)

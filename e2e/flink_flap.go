@@ -53,25 +53,11 @@ func FlinkFlapSpec(ctx context.Context, inputGetter func() FlinkFlapSpecInput) {
 	})
 
 	It("never runs the FlinkDeployment on two members at once, and commits every sequence exactly once", func(ctx SpecContext) {
-		checkpointDir := "s3://flink-checkpoints/" + e.ns + "/" + name
-		template := framework.NewFlinkDeployment(e.ns, name, checkpointDir)
-		output := input.Lab.FlinkOutputURI(e.ns, name)
-		Expect(output).NotTo(BeEmpty(), "the lab has no Flink output directory")
-		framework.SetFlinkOutput(template.Object, output)
+		template, _ := e.flinkTemplate(name)
 		e.createFlink(ctx, template, input.Candidates, &policyv1alpha1.FailoverBehavior{
 			Cluster: &policyv1alpha1.ClusterFailoverBehavior{PurgeMode: policyv1alpha1.PurgeModeDirectly, StatePreservation: jobIDState("{.jobStatus.jobId}")},
 		})
-		var source string
-		e.eventually(ctx, "wait-flink-running", func(g Gomega, ctx context.Context) {
-			source = e.flinkPlacement(g, ctx, name)
-			fd, err := input.Lab.Member(source).Dynamic().Resource(framework.FlinkDeploymentGVR).Namespace(e.ns).Get(ctx, name, metav1.GetOptions{})
-			g.Expect(err).NotTo(HaveOccurred())
-			st := framework.ReadFlinkStatus(fd)
-			g.Expect(st.State).To(Equal("RUNNING"))
-			cp, err := framework.FlinkREST{URL: st.RESTURL, JobID: st.JobID}.Checkpoints(ctx)
-			g.Expect(err).NotTo(HaveOccurred())
-			g.Expect(cp.Completed).To(BeNumerically(">=", 2))
-		}).Should(Succeed())
+		source, _ := e.waitFlinkCheckpointed(ctx, name, 2)
 		e.timeline.Mark("job RUNNING on " + source)
 
 		By(fmt.Sprintf("flapping the link to %s every %s for %s", source, input.Period, input.Duration))

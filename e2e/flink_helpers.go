@@ -4,7 +4,9 @@ package e2e
 
 import (
 	"context"
+	"fmt"
 
+	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
 	corev1 "k8s.io/api/core/v1"
@@ -28,6 +30,18 @@ const flinkUnhealthyToleration int32 = 30
 // jobIDLabel.
 func jobIDState(jsonPath string) *policyv1alpha1.StatePreservation {
 	return &policyv1alpha1.StatePreservation{Rules: []policyv1alpha1.StatePreservationRule{{AliasLabelName: jobIDLabel, JSONPath: jsonPath}}}
+}
+
+// flinkTemplate is the lab's sequence job as FlinkDeployment name in the
+// spec's namespace, checkpointing to the lab's S3 store and committing its
+// output to the lab's output directory; it returns the checkpoint directory too.
+func (e *specEnv) flinkTemplate(name string) (*unstructured.Unstructured, string) {
+	checkpointDir := "s3://flink-checkpoints/" + e.ns + "/" + name
+	template := framework.NewFlinkDeployment(e.ns, name, checkpointDir)
+	output := e.lab.FlinkOutputURI(e.ns, name)
+	Expect(output).NotTo(BeEmpty(), "the lab has no Flink output directory")
+	framework.SetFlinkOutput(template.Object, output)
+	return template, checkpointDir
 }
 
 // createFlink creates the FlinkDeployment template in Karmada and its
@@ -63,4 +77,25 @@ func (e *specEnv) flinkPlacement(g Gomega, ctx context.Context, name string) str
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(rb.Spec.Clusters).To(HaveLen(1))
 	return rb.Spec.Clusters[0].Name
+}
+
+// waitFlinkCheckpointed waits until FlinkDeployment name runs on one member,
+// RUNNING with at least checkpoints completed checkpoints (Flink's REST API),
+// and returns that member and the job's status there.
+func (e *specEnv) waitFlinkCheckpointed(ctx context.Context, name string, checkpoints int) (string, framework.FlinkJobStatus) {
+	By(fmt.Sprintf("waiting for the job to run on one member and complete %d checkpoints", checkpoints))
+	var source string
+	var st framework.FlinkJobStatus
+	e.eventually(ctx, "wait-flink-running", func(g Gomega, ctx context.Context) {
+		source = e.flinkPlacement(g, ctx, name)
+		fd, err := e.lab.Member(source).Dynamic().Resource(framework.FlinkDeploymentGVR).Namespace(e.ns).Get(ctx, name, metav1.GetOptions{})
+		g.Expect(err).NotTo(HaveOccurred())
+		st = framework.ReadFlinkStatus(fd)
+		g.Expect(st.State).To(Equal("RUNNING"))
+		g.Expect(st.JobID).NotTo(BeEmpty())
+		cp, err := framework.FlinkREST{URL: st.RESTURL, JobID: st.JobID}.Checkpoints(ctx)
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(cp.Completed).To(BeNumerically(">=", checkpoints))
+	}).Should(Succeed())
+	return source, st
 }

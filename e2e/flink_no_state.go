@@ -66,12 +66,8 @@ func FlinkNoStateSpec(ctx context.Context, inputGetter func() FlinkNoStateSpecIn
 
 	It("denies the job until the grace ends, then starts it fresh with a Warning event, never from the template's own job id", func(ctx SpecContext) {
 		k := input.Lab.Karmada
-		checkpointDir := "s3://flink-checkpoints/" + e.ns + "/" + name
-		template := framework.NewFlinkDeployment(e.ns, name, checkpointDir)
+		template, _ := e.flinkTemplate(name)
 		template.SetLabels(map[string]string{jobIDLabel: forgedJobID})
-		output := input.Lab.FlinkOutputURI(e.ns, name)
-		Expect(output).NotTo(BeEmpty(), "the lab has no Flink output directory")
-		framework.SetFlinkOutput(template.Object, output)
 		// The rule's JSONPath finds nothing: Karmada cannot extract the job id.
 		e.createFlink(ctx, template, input.Candidates, &policyv1alpha1.FailoverBehavior{
 			Application: &policyv1alpha1.ApplicationFailoverBehavior{

@@ -83,27 +83,14 @@ func FlinkPartitionSpec(ctx context.Context, inputGetter func() FlinkPartitionSp
 
 	It("keeps the purge mode's promise about a second job while the member is partitioned, and ends with one job after the heal", func(ctx SpecContext) {
 		k := input.Lab.Karmada
-		checkpointDir := "s3://flink-checkpoints/" + e.ns + "/" + name
-		template := framework.NewFlinkDeployment(e.ns, name, checkpointDir)
-		output := input.Lab.FlinkOutputURI(e.ns, name)
-		Expect(output).NotTo(BeEmpty(), "the lab has no Flink output directory")
-		framework.SetFlinkOutput(template.Object, output)
+		template, checkpointDir := e.flinkTemplate(name)
 		e.createFlink(ctx, template, input.Candidates, &policyv1alpha1.FailoverBehavior{
 			Cluster: &policyv1alpha1.ClusterFailoverBehavior{PurgeMode: input.PurgeMode, StatePreservation: jobIDState("{.jobStatus.jobId}")},
 		})
 
-		By("waiting for the job to run on one member and complete 3 checkpoints")
-		var source string
-		var old framework.FlinkJobStatus
+		source, old := e.waitFlinkCheckpointed(ctx, name, 3)
+		By("waiting for Karmada to collect the job's status from " + source + " (the jobId it will preserve)")
 		e.eventually(ctx, "wait-flink-running", func(g Gomega, ctx context.Context) {
-			source = e.flinkPlacement(g, ctx, name)
-			fd, err := input.Lab.Member(source).Dynamic().Resource(framework.FlinkDeploymentGVR).Namespace(e.ns).Get(ctx, name, metav1.GetOptions{})
-			g.Expect(err).NotTo(HaveOccurred())
-			old = framework.ReadFlinkStatus(fd)
-			g.Expect(old.State).To(Equal("RUNNING"))
-			cp, err := framework.FlinkREST{URL: old.RESTURL, JobID: old.JobID}.Checkpoints(ctx)
-			g.Expect(err).NotTo(HaveOccurred())
-			g.Expect(cp.Completed).To(BeNumerically(">=", 3))
 			rb, err := framework.GetBinding(ctx, k, e.ns, framework.BindingName(name, "FlinkDeployment"))
 			g.Expect(err).NotTo(HaveOccurred())
 			var collected bool

@@ -55,9 +55,7 @@ func FlinkRunnerRestartSpec(ctx context.Context, inputGetter func() FlinkRunnerR
 			_, err := m.Kube().CoreV1().Namespaces().Get(ctx, e.ns, metav1.GetOptions{})
 			return err
 		}).Should(Succeed())
-		checkpointDir := "s3://flink-checkpoints/" + e.ns + "/" + name
-		fd := framework.NewFlinkDeployment(e.ns, name, checkpointDir)
-		framework.SetFlinkOutput(fd.Object, input.Lab.FlinkOutputURI(e.ns, name))
+		fd, checkpointDir := e.flinkTemplate(name)
 		fds := m.Dynamic().Resource(framework.FlinkDeploymentGVR).Namespace(e.ns)
 		_, err := fds.Create(ctx, fd, metav1.CreateOptions{})
 		Expect(err).NotTo(HaveOccurred())
