@@ -84,7 +84,7 @@ func FlinkPartitionSpec(ctx context.Context, inputGetter func() FlinkPartitionSp
 		e.timeline = framework.NewTimeline(fmt.Sprintf("Flink failover by %s, purge mode %s (%s)", input.Fault, input.PurgeMode, e.ns))
 	})
 
-	It("keeps the purge mode's promise about a second job while the member is partitioned, and ends with one job after the heal", func(ctx SpecContext) {
+	It("keeps the purge mode's promise about a second job while the member is cut off, and ends with one job once it is back", func(ctx SpecContext) {
 		k := input.Lab.Karmada
 		template, checkpointDir := e.flinkTemplate(name)
 		if input.PurgeMode == policyv1alpha1.PurgeModeGracefully {

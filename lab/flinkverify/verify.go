@@ -58,8 +58,10 @@ type Report struct {
 	// committed, produced again by the one restored after it.
 	Reprocessed int64 `json:"reprocessed"`
 	// Writers are the sink writers that committed files, ordered by the time
-	// they started committing: one per subtask of each job incarnation (a
-	// FileSink writer names its part files <prefix>-<writer uuid>-<subtask>-<n>).
+	// they started committing. FileSink names its part files
+	// <prefix>-<uuid>-<n><suffix> with a uuid per bucket writer: one per
+	// subtask of each job incarnation (the lab's job runs one subtask, so one
+	// writer per incarnation).
 	Writers []Writer `json:"writers,omitempty"`
 }
 
@@ -68,7 +70,6 @@ type Report struct {
 // committed part files: a commit renames a file and keeps that time).
 type Writer struct {
 	ID      string    `json:"id"`
-	Subtask int       `json:"subtask"`
 	Files   int       `json:"files"`
 	Records int64     `json:"records"`
 	First   int64     `json:"first"`
@@ -77,15 +78,16 @@ type Writer struct {
 	End     time.Time `json:"end"`
 }
 
-// Overlaps lists the pairs of writers of the same subtask whose windows
-// overlap: two instances of the job wrote at once. Writers of one subtask that
-// follow each other (a failover that stopped the old job before the new one
-// started) never overlap.
+// Overlaps lists the pairs of writers whose windows overlap. For a job with
+// one sink subtask (the lab's), that is two instances of the job writing at
+// once: writers that follow each other (a failover that stopped the old job
+// before the new one started) never overlap. With more subtasks, the writers
+// of one incarnation overlap each other too.
 func (r Report) Overlaps() []string {
 	var out []string
 	for i, a := range r.Writers {
 		for _, b := range r.Writers[i+1:] {
-			if a.Subtask == b.Subtask && !a.End.Before(b.Start) && !b.End.Before(a.Start) {
+			if !a.End.Before(b.Start) && !b.End.Before(a.Start) {
 				out = append(out, fmt.Sprintf("%s [%s, %s] and %s [%s, %s]", a.ID, a.Start.Format(time.RFC3339Nano),
 					a.End.Format(time.RFC3339Nano), b.ID, b.Start.Format(time.RFC3339Nano), b.End.Format(time.RFC3339Nano)))
 			}
@@ -94,8 +96,9 @@ func (r Report) Overlaps() []string {
 	return out
 }
 
-// partFile splits a committed part file's name <prefix>-<writer>-<subtask>-<n><suffix>.
-var partFile = regexp.MustCompile(`^(.+)-(\d+)-\d+(\.[^-]*)?$`)
+// partFile splits a committed part file's name <prefix>-<uuid>-<n><suffix>
+// into its writer, <prefix>-<uuid>, and the rest.
+var partFile = regexp.MustCompile(`^(.+)-\d+(\.[^.-]*)?$`)
 
 // OK reports whether every sequence up to Max is committed exactly once.
 func (r Report) OK() bool { return r.Missing == 0 && r.Duplicated == 0 }
@@ -204,9 +207,6 @@ func read(fsys fs.FS) (Report, error) {
 		if !a.Start.Equal(b.Start) {
 			return a.Start.Before(b.Start)
 		}
-		if a.Subtask != b.Subtask {
-			return a.Subtask < b.Subtask
-		}
 		return a.ID < b.ID
 	})
 	r.Expected = r.Max + 1
@@ -231,16 +231,14 @@ func read(fsys fs.FS) (Report, error) {
 // writerOf returns the writer of committed part file name, with its window
 // widened to modTime.
 func writerOf(writers map[string]*Writer, name string, modTime time.Time) *Writer {
-	id, subtask := name, -1
+	id := name
 	if m := partFile.FindStringSubmatch(name); m != nil {
 		id = m[1]
-		subtask, _ = strconv.Atoi(m[2])
 	}
-	key := id + "/" + strconv.Itoa(subtask)
-	w := writers[key]
+	w := writers[id]
 	if w == nil {
-		w = &Writer{ID: id, Subtask: subtask, First: -1, Last: -1, Start: modTime, End: modTime}
-		writers[key] = w
+		w = &Writer{ID: id, First: -1, Last: -1, Start: modTime, End: modTime}
+		writers[id] = w
 	}
 	w.Files++
 	if modTime.Before(w.Start) {

@@ -122,10 +122,10 @@ func TestWriters(t *testing.T) {
 	at := func(s string, sec int) *fstest.MapFile {
 		return &fstest.MapFile{Data: []byte(s), ModTime: t0.Add(time.Duration(sec) * time.Second)}
 	}
+	// FileSink's names: part-<uuid of the bucket writer>-<n>.txt.
 	const (
-		a  = "part-1b3c5f7e-0000-4000-8000-00000000000a" // the first incarnation
-		b  = "part-9d8e7f6a-0000-4000-8000-00000000000b" // the one after it
-		a1 = a + "-1-"                                   // a second subtask of the first incarnation
+		a = "part-1b3c5f7e-0000-4000-8000-000000000000" // the first incarnation
+		b = "part-9d8e7f6a-0000-4000-8000-000000000001" // the one after it
 	)
 	tests := []struct {
 		name     string
@@ -135,34 +135,31 @@ func TestWriters(t *testing.T) {
 	}{{
 		name: "a failover that stopped the old job first: the windows follow each other",
 		fs: fstest.MapFS{
-			a + "-0-0.txt": at(seqs(0, 9), 2), a + "-0-1.txt": at(seqs(10, 19), 4),
-			".part-x-0-2.txt.inprogress.1": at(seqs(20, 21), 5),
-			b + "-0-0.txt":                 at(seqs(20, 29), 30), b + "-0-1.txt": at(seqs(30, 39), 32),
+			a + "-0.txt": at(seqs(0, 9), 2), a + "-1.txt": at(seqs(10, 19), 4),
+			".part-x-2.txt.inprogress.1": at(seqs(20, 21), 5),
+			b + "-0.txt":                 at(seqs(20, 29), 30), b + "-10.txt": at(seqs(30, 39), 32),
 		},
 		writers: []Writer{
-			{ID: a, Subtask: 0, Files: 2, Records: 20, First: 0, Last: 19, Start: t0.Add(2 * time.Second), End: t0.Add(4 * time.Second)},
-			{ID: b, Subtask: 0, Files: 2, Records: 20, First: 20, Last: 39, Start: t0.Add(30 * time.Second), End: t0.Add(32 * time.Second)},
-		},
-	}, {
-		name: "subtasks of one incarnation write at once: not an overlap",
-		fs: fstest.MapFS{
-			a + "-0-0.txt": at(seqs(0, 4), 2), a1 + "0.txt": at(seqs(5, 9), 2), a + "-0-1.txt": at(seqs(10, 14), 4), a1 + "1.txt": at(seqs(15, 19), 4),
-		},
-		writers: []Writer{
-			{ID: a, Subtask: 0, Files: 2, Records: 10, First: 0, Last: 14, Start: t0.Add(2 * time.Second), End: t0.Add(4 * time.Second)},
-			{ID: a, Subtask: 1, Files: 2, Records: 10, First: 5, Last: 19, Start: t0.Add(2 * time.Second), End: t0.Add(4 * time.Second)},
+			{ID: a, Files: 2, Records: 20, First: 0, Last: 19, Start: t0.Add(2 * time.Second), End: t0.Add(4 * time.Second)},
+			{ID: b, Files: 2, Records: 20, First: 20, Last: 39, Start: t0.Add(30 * time.Second), End: t0.Add(32 * time.Second)},
 		},
 	}, {
 		name: "two jobs write at once (a partitioned member's job goes on)",
 		fs: fstest.MapFS{
-			a + "-0-0.txt": at(seqs(0, 9), 2), a + "-0-1.txt": at(seqs(10, 19), 40),
-			b + "-0-0.txt": at(seqs(10, 15), 30), b + "-0-1.txt": at(seqs(16, 25), 42),
+			a + "-0.txt": at(seqs(0, 9), 2), a + "-1.txt": at(seqs(10, 19), 40),
+			b + "-0.txt": at(seqs(10, 15), 30), b + "-1.txt": at(seqs(16, 25), 42),
 		},
 		writers: []Writer{
-			{ID: a, Subtask: 0, Files: 2, Records: 20, First: 0, Last: 19, Start: t0.Add(2 * time.Second), End: t0.Add(40 * time.Second)},
-			{ID: b, Subtask: 0, Files: 2, Records: 16, First: 10, Last: 25, Start: t0.Add(30 * time.Second), End: t0.Add(42 * time.Second)},
+			{ID: a, Files: 2, Records: 20, First: 0, Last: 19, Start: t0.Add(2 * time.Second), End: t0.Add(40 * time.Second)},
+			{ID: b, Files: 2, Records: 16, First: 10, Last: 25, Start: t0.Add(30 * time.Second), End: t0.Add(42 * time.Second)},
 		},
 		overlaps: 1,
+	}, {
+		name: "a file name that is not FileSink's is a writer of its own",
+		fs:   fstest.MapFS{"2026-12-04--10/output.txt": at(seqs(0, 4), 1)},
+		writers: []Writer{
+			{ID: "output.txt", Files: 1, Records: 5, First: 0, Last: 4, Start: t0.Add(time.Second), End: t0.Add(time.Second)},
+		},
 	}}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

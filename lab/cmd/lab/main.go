@@ -261,7 +261,7 @@ func verifyFlinkOutput(cfg *config.Config, args []string) error {
 	} else {
 		fmt.Printf("%s/%s: %s\n", ns, name, r)
 		for _, w := range r.Writers {
-			fmt.Printf("  writer %s/%d: %d records %d..%d in %d files, %s .. %s\n", w.ID, w.Subtask, w.Records, w.First, w.Last, w.Files,
+			fmt.Printf("  writer %s: %d records %d..%d in %d files, %s .. %s\n", w.ID, w.Records, w.First, w.Last, w.Files,
 				w.Start.Format(time.RFC3339Nano), w.End.Format(time.RFC3339Nano))
 		}
 	}
