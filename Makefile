@@ -89,6 +89,10 @@ lab-member-start: lab-cli ## Start member MEMBER again.
 lab-taint: lab-cli ## Fault: taint Karmada cluster CLUSTER with TAINT=key[=value]:NoExecute (REMOVE=1 removes it).
 	@$(LAB) taint $(CLUSTER) $(TAINT) $(if $(REMOVE),--remove)
 
+.PHONY: lab-cluster-out-of-service
+lab-cluster-out-of-service: lab-cli ## Fence member MEMBER: taint it failover.karmada.io/out-of-service=shutdown:NoExecute, asserting its workloads are stopped (REMOVE=1 removes it).
+	@$(LAB) cluster out-of-service $(MEMBER) $(if $(REMOVE),--remove)
+
 .PHONY: lab-fail-pods
 lab-fail-pods: lab-cli ## Fault: make pods SELECTOR in NAMESPACE of CLUSTER unready (HEAL=1 makes them ready again).
 	@$(LAB) fail-pods --cluster $(CLUSTER) --namespace $(or $(NAMESPACE),default) --selector $(SELECTOR) $(if $(HEAL),--heal)

@@ -79,6 +79,7 @@ func ConsecutiveFailoversSpec(ctx context.Context, inputGetter func() Consecutiv
 					g.Expect(item.Reason).To(BeEquivalentTo("ClusterFailure"))
 					g.Expect(item.ClustersBeforeFailover).To(Equal([]string{kept[j].from}), "item %d", j)
 					g.Expect(item.ClustersAfterFailover).To(Equal([]string{kept[j].to}), "item %d", j)
+					g.Expect(item.PreservedLabelState).To(HaveKeyWithValue(stateLabel, "1"), "item %d: the state of each failover stays in the history", j)
 					if j > 0 {
 						g.Expect(item.StartTime.Before(&h[j-1].StartTime)).To(BeFalse(), "oldest first")
 					}
@@ -87,7 +88,6 @@ func ConsecutiveFailoversSpec(ctx context.Context, inputGetter func() Consecutiv
 			labels, annotations := e.memberMeta(ctx, dest, name)
 			Expect(labels).To(HaveKeyWithValue(framework.FailoverReasonLabel, "ClusterFailure"))
 			Expect(annotations).To(HaveKeyWithValue(framework.FailoverFromAnnotation, moves[len(moves)-1].from), "the marker names the newest failover")
-			Expect(labels).To(HaveKeyWithValue(stateLabel, "1"))
 		}
 		AddReportEntry("failovers", len(moves))
 	})

@@ -11,6 +11,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -58,16 +59,21 @@ type FailoverSpecInput struct {
 	Candidates []string
 	// PurgeMode of the failover (default Directly). Karmada deletes the old
 	// workload before creating the new one with Directly, which waits for an
-	// unreachable cluster to come back; a stopped cluster needs Gracefully.
+	// unreachable cluster to come back, and hands the preserved state over; with
+	// Gracefully and Never the old copy may still run, so the destination gets
+	// the marker without the state.
 	PurgeMode policyv1alpha1.PurgeMode
 }
 
 // FailoverSpec: a Deployment is placed on one member; the member fails; Karmada
 // moves the Deployment to another candidate. A user observes: one
 // status.failoverHistory item with the right reason and clusters, the failover
-// marker and the preserved state on the destination only, staying there after
-// the eviction is over (or, with purge mode Never, while the old workload
-// stays), and the workload Available on the destination.
+// marker on the destination only, staying there after the eviction is over (or,
+// with purge mode Never, while the old workload stays), and the workload
+// Available on the destination. The preserved state is on the Deployment Karmada
+// creates there with purge mode Directly, and removed once the eviction is over;
+// with Gracefully and Never it is never there and the binding carries a
+// PreservedStateWithheld Warning.
 func FailoverSpec(ctx context.Context, inputGetter func() FailoverSpecInput) {
 	var (
 		input FailoverSpecInput
@@ -110,6 +116,17 @@ func FailoverSpec(ctx context.Context, inputGetter func() FailoverSpecInput) {
 		Expect(e.history(ctx, name)).To(BeEmpty(), "a first placement is not a failover")
 		labels, _ := e.memberMeta(ctx, source, name)
 		Expect(labels).NotTo(HaveKey(framework.FailoverReasonLabel), "no marker on the first placement")
+
+		var others []string
+		for _, c := range input.Candidates {
+			if c != source {
+				others = append(others, c)
+			}
+		}
+		// What the destination's Deployment looked like when Karmada created it and
+		// at every change since: the state is there only while the failover is in progress.
+		versions := e.watchDeploymentLabels(ctx, others, name)
+		handsOver := purgeMode(input.PurgeMode) == policyv1alpha1.PurgeModeDirectly
 
 		By(fmt.Sprintf("making %s fail by %s", source, input.Fault))
 		e.timeline.Mark("failure injected on " + source)
@@ -181,17 +198,34 @@ func FailoverSpec(ctx context.Context, inputGetter func() FailoverSpecInput) {
 		}).Should(Succeed())
 		e.timeline.Mark("failover recorded")
 
-		By("checking the marker and the preserved state on " + dest + " only")
+		By("checking the marker on " + dest + " only, and the preserved state by purge mode")
 		// The first Work rendered for the destination may come from the eviction
 		// task alone (reason, from, state); the time is the history item's start
 		// time, so it arrives with the render that follows the history write.
 		e.eventually(ctx, "wait-scheduled", func(g Gomega, ctx context.Context) {
 			labels, annotations := e.memberMeta(ctx, dest, name)
 			g.Expect(labels).To(HaveKeyWithValue(framework.FailoverReasonLabel, string(reason)))
-			g.Expect(labels).To(HaveKeyWithValue(stateLabel, wantState))
 			g.Expect(annotations).To(HaveKeyWithValue(framework.FailoverFromAnnotation, source))
 			g.Expect(annotations).To(HaveKeyWithValue(framework.FailoverTimeAnnotation, item.StartTime.UTC().Format(time.RFC3339)))
 		}).Should(Succeed())
+		created := versions.created(dest)
+		Expect(created).NotTo(BeNil(), "the watch saw Karmada create the Deployment on %s", dest)
+		if handsOver {
+			Expect(created).To(HaveKeyWithValue(stateLabel, wantState), "purge mode Directly: the state on the Deployment Karmada created on %s", dest)
+		} else {
+			Expect(versions.everHad(dest, stateLabel)).To(BeFalse(), "purge mode %s: the state never reaches %s while the old copy may run", input.PurgeMode, dest)
+			e.eventually(ctx, "wait-scheduled", func(g Gomega, ctx context.Context) {
+				evs, err := k.Kube().CoreV1().Events(e.ns).List(ctx, metav1.ListOptions{})
+				g.Expect(err).NotTo(HaveOccurred())
+				var found bool
+				for _, ev := range evs.Items {
+					found = found || (ev.Reason == "PreservedStateWithheld" && ev.Type == corev1.EventTypeWarning &&
+						strings.Contains(ev.Message, "purge mode "+string(input.PurgeMode)) && strings.Contains(ev.Message, source))
+				}
+				g.Expect(found).To(BeTrue(), "a PreservedStateWithheld Warning on the binding naming %s and purge mode %s", source, input.PurgeMode)
+			}).Should(Succeed())
+			e.timeline.Mark("state withheld")
+		}
 		for _, m := range input.Lab.MemberNames() {
 			if m == dest || (m == source && input.Fault == FaultStopCluster) {
 				continue
@@ -218,8 +252,10 @@ func FailoverSpec(ctx context.Context, inputGetter func() FailoverSpecInput) {
 			}).Should(Succeed())
 			e.timeline.Mark("eviction task retired")
 			e.consistently(ctx, func(g Gomega, ctx context.Context) {
-				labels, _ := e.memberMeta(ctx, dest, name)
+				labels, annotations := e.memberMeta(ctx, dest, name)
 				g.Expect(labels).To(HaveKeyWithValue(framework.FailoverReasonLabel, string(reason)))
+				g.Expect(labels).NotTo(HaveKey(stateLabel), "the failover is complete: no state left for a re-creation to restore")
+				g.Expect(annotations).NotTo(HaveKey(framework.FailoverPreservedKeysAnnotation))
 				g.Expect(e.history(ctx, name)).To(HaveLen(1), "recorded exactly once")
 			}).Should(Succeed())
 		}

@@ -47,6 +47,9 @@ const FaultFlinkStarved Fault = "flink-starved"
 
 // FlinkFailoverSpec: a checkpointed Flink job (FlinkDeployment) runs on one
 // member with checkpoints on the lab's S3 store; the member (or its job) fails;
+// for a crash, the lab fences the member once Karmada sees it NotReady (the
+// out-of-service taint, as an operator or a fencing automation would), so the
+// purge mode Directly failover completes while the member is still down;
 // Karmada moves the FlinkDeployment, carrying the jobId; the restore webhook on
 // the destination sets spec.job.initialSavepointPath to the old job's latest
 // completed checkpoint. A user observes: Flink's REST API on the destination
@@ -78,9 +81,10 @@ func FlinkFailoverSpec(ctx context.Context, inputGetter func() FlinkFailoverSpec
 		fds := k.Dynamic().Resource(framework.FlinkDeploymentGVR).Namespace(e.ns)
 		state := jobIDState("{.jobStatus.jobId}")
 		e.createFlink(ctx, template, input.Candidates, &policyv1alpha1.FailoverBehavior{
-			// Directly would wait for a stopped cluster to come back before creating the
-			// new job (the old Work cannot be deleted); the old job is dead with its cluster.
-			Cluster: &policyv1alpha1.ClusterFailoverBehavior{PurgeMode: policyv1alpha1.PurgeModeGracefully, StatePreservation: state},
+			// Directly: the configuration the user guide recommends for Flink. Karmada
+			// hands the jobId over only when the old job is confirmed stopped: its Work
+			// deleted, or its cluster fenced with the out-of-service taint.
+			Cluster: &policyv1alpha1.ClusterFailoverBehavior{PurgeMode: policyv1alpha1.PurgeModeDirectly, StatePreservation: state},
 			Application: &policyv1alpha1.ApplicationFailoverBehavior{
 				DecisionConditions: policyv1alpha1.DecisionConditions{TolerationSeconds: ptr.To(flinkUnhealthyToleration)},
 				PurgeMode:          policyv1alpha1.PurgeModeDirectly, StatePreservation: state,
@@ -138,7 +142,25 @@ func FlinkFailoverSpec(ctx context.Context, inputGetter func() FlinkFailoverSpec
 		switch input.Fault {
 		case FaultStopCluster:
 			Expect(input.Lab.Faults.StopCluster(ctx, source, false)).To(Succeed())
-			e.cleanups = append(e.cleanups, func(ctx context.Context) { _ = input.Lab.Faults.StartCluster(ctx, source) })
+			fenced := false
+			e.cleanups = append(e.cleanups, func(ctx context.Context) {
+				// The fenced member's recovery: back first (Karmada deletes the old copy
+				// there), then the taint is removed.
+				_ = input.Lab.Faults.StartCluster(ctx, source)
+				if fenced {
+					_ = input.Lab.TaintCluster(ctx, source, framework.OutOfServiceTaintKey, "", true)
+				}
+			})
+			By("fencing " + source + " once Karmada sees it NotReady: the out-of-service taint asserts its job is stopped")
+			e.eventually(ctx, "wait-flink-failover", func(g Gomega, ctx context.Context) {
+				ready, err := input.Lab.ClusterReady(ctx, source)
+				g.Expect(err).NotTo(HaveOccurred())
+				g.Expect(ready).To(BeFalse(), "%s NotReady", source)
+			}).Should(Succeed())
+			e.timeline.Mark(source + " NotReady")
+			Expect(input.Lab.TaintCluster(ctx, source, framework.OutOfServiceTaintKey, "shutdown", false)).To(Succeed())
+			fenced = true
+			e.timeline.Mark(source + " out of service")
 		case FaultFlinkStarved:
 			Expect(input.Lab.Faults.StarveFlink(ctx, source, true)).To(Succeed())
 			e.cleanups = append(e.cleanups, func(ctx context.Context) { _ = input.Lab.Faults.StarveFlink(ctx, source, false) })
@@ -216,6 +238,11 @@ func FlinkFailoverSpec(ctx context.Context, inputGetter func() FlinkFailoverSpec
 		Expect(report.Duplicated).To(BeZero(), "records committed more than once (%s): a restore from an older checkpoint, a fresh start or two writers", report)
 		Expect(report.Missing).To(BeZero(), "records never committed (%s)", report)
 		Expect(report.Overlaps()).To(BeEmpty(), "the state was handed over: the old job's writers stopped before the new job's started")
+		if input.Fault == FaultStopCluster {
+			ready, err := input.Lab.ClusterReady(ctx, source)
+			Expect(err).NotTo(HaveOccurred())
+			Expect(ready).To(BeFalse(), "the failover completed while %s is still down (fenced, not waited for)", source)
+		}
 
 		// The old job is gone (its member stopped, or its FlinkDeployment removed
 		// from there): the store's listing is final for its job id.

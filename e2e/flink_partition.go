@@ -11,6 +11,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -55,11 +56,13 @@ type FlinkPartitionSpecInput struct {
 //   - Gracefully (upstream starts the new copy before the old one is removed):
 //     the job starts on the destination while the old one still runs, and the
 //     committed output shows both writing the same sequence numbers
-//     (duplicated > 0) and overlapping writers' windows; worse, the old job
-//     goes on retiring its checkpoints, so with the operator's usual retention
-//     it can delete the very checkpoint the new job is about to restore. This
-//     is what upstream Karmada does; the scenario
-//     records it so that a change of the hand-off rules shows up here.
+//     (duplicated > 0) and overlapping writers' windows. This is what purge mode
+//     Gracefully allows. Karmada withholds the old job's state (the old copy is
+//     not confirmed stopped): the destination gets the failover marker without
+//     the jobId, the binding a PreservedStateWithheld Warning naming the rule,
+//     and the restore webhook admits the job without state once its grace is
+//     over, so nothing is restored from a checkpoint the still-running old job
+//     goes on retiring.
 func FlinkPartitionSpec(ctx context.Context, inputGetter func() FlinkPartitionSpecInput) {
 	var (
 		input FlinkPartitionSpecInput
@@ -206,7 +209,11 @@ func FlinkPartitionSpec(ctx context.Context, inputGetter func() FlinkPartitionSp
 		e.timeline.Mark("job RUNNING on " + dest)
 		_, err := oldREST.Checkpoints(ctx)
 		Expect(err).To(HaveOccurred(), "the old job's REST endpoint on %s is gone", source)
-		Expect(restoredPath).To(HavePrefix(checkpointDir+"/"+old.JobID+"/chk-"), "restored from the old job's checkpoints")
+		if input.PurgeMode == policyv1alpha1.PurgeModeGracefully {
+			Expect(restoredPath).To(BeEmpty(), "the old job's state was withheld: nothing restored")
+		} else {
+			Expect(restoredPath).To(HavePrefix(checkpointDir+"/"+old.JobID+"/chk-"), "restored from the old job's checkpoints")
+		}
 
 		By("checking the restore and the committed output of both jobs")
 		newREST := framework.FlinkREST{URL: now.RESTURL, JobID: now.JobID}
@@ -215,7 +222,11 @@ func FlinkPartitionSpec(ctx context.Context, inputGetter func() FlinkPartitionSp
 			var err error
 			restored, err = newREST.Checkpoints(ctx)
 			g.Expect(err).NotTo(HaveOccurred())
-			g.Expect(strings.TrimSuffix(restored.RestoredFrom, "/")).To(Equal(strings.TrimSuffix(restoredPath, "/")))
+			if restoredPath != "" {
+				g.Expect(strings.TrimSuffix(restored.RestoredFrom, "/")).To(Equal(strings.TrimSuffix(restoredPath, "/")))
+			} else {
+				g.Expect(restored.RestoredFrom).To(BeEmpty(), "Flink restored nothing on %s", dest)
+			}
 			g.Expect(restored.Completed).To(BeNumerically(">=", 2), "two checkpoints of the job on %s commit its output", dest)
 		}).Should(Succeed())
 		report, err := input.Lab.VerifyFlinkOutput(e.ns, name)
@@ -223,7 +234,7 @@ func FlinkPartitionSpec(ctx context.Context, inputGetter func() FlinkPartitionSp
 		e.timeline.Mark("output verified: " + report.String())
 		if input.PurgeMode == policyv1alpha1.PurgeModeGracefully {
 			Expect(report.Duplicated).To(BeNumerically(">", 0), "two writers commit the same records: %s", report)
-			summary := fmt.Sprintf("partitioned, purge mode Gracefully: two jobs ran at once · missing=%d · duplicated=%d (from %d)",
+			summary := fmt.Sprintf("partitioned, purge mode Gracefully: state withheld, two jobs ran at once · missing=%d · duplicated=%d (from %d)",
 				report.Missing, report.Duplicated, report.FirstDuplicated)
 			AddReportEntry("flink failover across a partition", summary)
 			e.timeline.Title += " — " + summary
@@ -264,6 +275,26 @@ func gracefullyTwoWriters(ctx context.Context, e *specEnv, l *framework.Lab, nam
 	_, err := oldREST.Checkpoints(ctx)
 	Expect(err).NotTo(HaveOccurred(), "the job on %s still runs: two writers", source)
 	e.timeline.Mark("two jobs RUNNING: " + source + " and " + dest)
+
+	By("Karmada withheld the old job's state from " + dest + ": the marker without the jobId, and a Warning on the binding")
+	fd, err := l.Member(dest).Dynamic().Resource(framework.FlinkDeploymentGVR).Namespace(e.ns).Get(ctx, name, metav1.GetOptions{})
+	Expect(err).NotTo(HaveOccurred())
+	Expect(fd.GetLabels()).To(HaveKeyWithValue(framework.FailoverReasonLabel, "ClusterFailure"), "the failover marker on %s", dest)
+	Expect(fd.GetLabels()).NotTo(HaveKey(jobIDLabel), "no jobId while the old job may still run")
+	Expect(fd.GetAnnotations()).NotTo(HaveKey(jobIDLabel))
+	Expect(fd.GetAnnotations()).NotTo(HaveKey(framework.FailoverPreservedKeysAnnotation))
+	Expect(fd.GetAnnotations()).To(HaveKeyWithValue("restore.lab.karmada.io/decision", "no-job-id"), "the restore webhook on %s admitted it without state", dest)
+	evs, err := l.Karmada.Kube().CoreV1().Events(e.ns).List(ctx, metav1.ListOptions{})
+	Expect(err).NotTo(HaveOccurred())
+	var withheld string
+	for _, ev := range evs.Items {
+		if ev.Reason == "PreservedStateWithheld" && ev.Type == corev1.EventTypeWarning && ev.InvolvedObject.Kind == "ResourceBinding" {
+			withheld = ev.Message
+		}
+	}
+	Expect(withheld).To(ContainSubstring("purge mode Gracefully"), "a PreservedStateWithheld Warning on the binding naming the purge mode")
+	Expect(withheld).To(ContainSubstring(framework.OutOfServiceTaintKey), "the Warning names the rule")
+	e.timeline.Mark("state withheld: marker without jobId on " + dest)
 	e.eventually(ctx, "wait-flink-running", func(g Gomega) {
 		r, err := l.VerifyFlinkOutput(e.ns, name)
 		g.Expect(err).NotTo(HaveOccurred())

@@ -5,14 +5,18 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"maps"
 	"path/filepath"
+	"sync"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
+	appsv1 "k8s.io/api/apps/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/watch"
 
 	workv1alpha2 "github.com/karmada-failover/lab/apis/work/v1alpha2"
 	"github.com/karmada-failover/lab/e2e/framework"
@@ -147,4 +151,55 @@ func skipUnsupported(l *framework.Lab, fault framework.Fault) {
 	if why := l.Faults.Unsupported(fault); why != "" {
 		Skip(fmt.Sprintf("%s lab: %s", l.Provider, why))
 	}
+}
+
+// deploymentVersions records the labels of every version of a Deployment on
+// some members, from a watch started before a failover: what Karmada created
+// and each change since, so a value present only for a while is not missed.
+type deploymentVersions struct {
+	mu       sync.Mutex
+	versions map[string][]map[string]string
+}
+
+// watchDeploymentLabels starts watching Deployment name on members until the
+// spec ends.
+func (e *specEnv) watchDeploymentLabels(ctx context.Context, members []string, name string) *deploymentVersions {
+	v := &deploymentVersions{versions: map[string][]map[string]string{}}
+	for _, m := range members {
+		w, err := e.lab.Member(m).Kube().AppsV1().Deployments(e.ns).Watch(ctx, metav1.ListOptions{FieldSelector: "metadata.name=" + name})
+		Expect(err).NotTo(HaveOccurred(), "watching Deployments on %s", m)
+		e.cleanups = append(e.cleanups, func(context.Context) { w.Stop() })
+		go func() {
+			for ev := range w.ResultChan() {
+				if d, ok := ev.Object.(*appsv1.Deployment); ok && (ev.Type == watch.Added || ev.Type == watch.Modified) {
+					v.mu.Lock()
+					v.versions[m] = append(v.versions[m], maps.Clone(d.Labels))
+					v.mu.Unlock()
+				}
+			}
+		}()
+	}
+	return v
+}
+
+// created returns the labels the Deployment had when it appeared on member.
+func (v *deploymentVersions) created(member string) map[string]string {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if len(v.versions[member]) == 0 {
+		return nil
+	}
+	return v.versions[member][0]
+}
+
+// everHad tells whether any version of the Deployment on member had label key.
+func (v *deploymentVersions) everHad(member, key string) bool {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	for _, labels := range v.versions[member] {
+		if _, ok := labels[key]; ok {
+			return true
+		}
+	}
+	return false
 }

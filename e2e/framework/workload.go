@@ -30,6 +30,13 @@ const (
 // NotReadyTaintKey is the taint the lab's ClusterTaintPolicy puts on a NotReady cluster.
 const NotReadyTaintKey = "cluster.karmada.io/not-ready"
 
+// OutOfServiceTaintKey is the patched Karmada's cluster taint with which an
+// operator or a fencing automation asserts that a cluster's workloads are
+// stopped (clusterv1alpha1.TaintClusterOutOfService): Karmada then hands their
+// preserved state over and completes a purge mode Directly failover without
+// waiting for the cluster to return.
+const OutOfServiceTaintKey = "failover.karmada.io/out-of-service"
+
 // CreateNamespace creates a namespace in Karmada; Karmada's namespace
 // controller propagates it to every member.
 func CreateNamespace(ctx context.Context, k *ClusterProxy, prefix string) (string, error) {

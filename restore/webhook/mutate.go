@@ -346,8 +346,10 @@ func (h *Handler) restore(ctx context.Context, r *review) {
 		return
 	}
 	if r.jobID == "" {
-		h.missing(r, causeNoJobID, fmt.Sprintf("%s=%s but no %s label or annotation: Karmada could not extract the job id "+
-			"(check the PropagationPolicy's statePreservation rule and the old object's status.jobStatus.jobId)", LabelFailoverReason, r.reason, h.cfg.JobIDKey))
+		h.missing(r, causeNoJobID, fmt.Sprintf("%s=%s but no %s label or annotation: Karmada withheld the job id because the old job "+
+			"is not confirmed stopped (a PreservedStateWithheld event on the binding: purge mode other than Directly and its "+
+			"cluster not out of service), or Karmada could not extract the job id (check the PropagationPolicy's "+
+			"statePreservation rule and the old object's status.jobStatus.jobId)", LabelFailoverReason, r.reason, h.cfg.JobIDKey))
 		return
 	}
 	if err := checkpoint.ValidateJobID(r.jobID); err != nil {

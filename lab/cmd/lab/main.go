@@ -13,6 +13,7 @@
 //	lab member partition|heal NAME  cut Karmada off a running member / reconnect it
 //	lab member flap NAME [--period 5s] [--for 1m]  partition and heal in turn
 //	lab taint NAME KEY[=V]:EFFECT [--remove]
+//	lab cluster out-of-service NAME [--remove]  fence a member: taint it failover.karmada.io/out-of-service
 //	lab fail-pods --cluster NAME --namespace NS --selector SEL [--heal]
 //	lab kwok-stages             print the kwok stages every member of the hermetic lab runs
 //	lab flink verify NS/NAME    check the committed output of a FlinkDeployment (hermetic lab)
@@ -59,7 +60,7 @@ func main() {
 func usage() error {
 	return errors.New(`usage: lab up | down | clean | status | env | member stop NAME [--graceful] | member start NAME |
        member partition|heal NAME | member flap NAME [--period 5s] [--for 1m] |
-       taint NAME KEY[=VALUE]:EFFECT [--remove] | fail-pods --cluster NAME --namespace NS --selector SEL [--heal] |
+       taint NAME KEY[=VALUE]:EFFECT [--remove] | cluster out-of-service NAME [--remove] | fail-pods --cluster NAME --namespace NS --selector SEL [--heal] |
        kwok-stages | flink verify NAMESPACE/NAME [--json]`)
 }
 
@@ -196,6 +197,24 @@ func run(args []string) error {
 		}
 		// Through the Karmada API server alone, the same on both labs.
 		return local.New(cfg).TaintCluster(ctx, fs.Arg(0), fs.Arg(1), *remove)
+	case "cluster":
+		// An operator's (or a fencing automation's) assertion that the member's
+		// workloads are stopped: Karmada then hands their state over and completes a
+		// purge mode Directly failover without waiting for the member to return.
+		fs := flag.NewFlagSet("cluster", flag.ContinueOnError)
+		remove := fs.Bool("remove", false, "remove the out-of-service taint (once Karmada deleted the member's old copies)")
+		if err := fs.Parse(reorder(args[1:])); err != nil || fs.NArg() != 2 || fs.Arg(0) != "out-of-service" {
+			return usage()
+		}
+		if err := local.New(cfg).TaintCluster(ctx, fs.Arg(1), config.OutOfServiceTaint, *remove); err != nil {
+			return err
+		}
+		if *remove {
+			fmt.Printf("%s is no longer out of service.\n", fs.Arg(1))
+		} else {
+			fmt.Printf("%s is out of service (%s): its workloads fail over with their state.\n", fs.Arg(1), config.OutOfServiceTaint)
+		}
+		return nil
 	case "kwok-stages":
 		// What the hermetic lab's stand-in kubelets do, with the image-pull rule
 		// (LAB_UNPULLABLE_IMAGES, LAB_PULLABLE_IMAGES) rendered in.
