@@ -38,8 +38,6 @@ var (
 	artifacts string
 	// historyLimit is the lab's --failover-history-limit (LAB_FAILOVER_HISTORY_LIMIT).
 	historyLimit int
-	// restoreGrace is the restore webhook's --missing-grace in the lab.
-	restoreGrace time.Duration
 )
 
 func TestE2E(t *testing.T) {
@@ -77,8 +75,6 @@ var _ = SynchronizedBeforeSuite(func(ctx SpecContext) []byte {
 	cfg, err := config.Load(root)
 	Expect(err).NotTo(HaveOccurred())
 	historyLimit = cfg.FailoverHistoryLimit
-	restoreGrace, err = time.ParseDuration(cfg.RestoreMissingGrace)
-	Expect(err).NotTo(HaveOccurred(), "LAB_RESTORE_MISSING_GRACE")
 	var faults framework.FaultInjector
 	if cfg.Provider == config.ProviderKind {
 		kindLab, err = kind.New(cfg)

@@ -40,6 +40,12 @@ type FlinkFailoverSpecInput struct {
 	// user who set it once leaves it: the destination must restore from the
 	// newer latest checkpoint, not rewind to it.
 	StaleUserSavepoint bool
+	// Recreate: once the failover is complete (Karmada removed the job id from
+	// the destination) and the new job has checkpointed twice more, the
+	// FlinkDeployment is deleted on the destination; Karmada re-creates it and
+	// it must resume from the new job's latest checkpoint: no rollback to the
+	// old job's, no fresh start.
+	Recreate bool
 }
 
 // FaultFlinkStarved: the member's Flink jobs lose their task slots.
@@ -272,9 +278,78 @@ func FlinkFailoverSpec(ctx context.Context, inputGetter func() FlinkFailoverSpec
 		AddReportEntry("flink failover", summary)
 		fmt.Fprintln(GinkgoWriter, summary)
 		e.timeline.Title += " — " + summary
+
+		if input.Recreate {
+			recreateAfterFailover(ctx, e, input.Lab, name, dest, checkpointDir, old.JobID, newREST)
+		}
 	})
 
 	AfterEach(func(ctx SpecContext) { e.finish(ctx) }, NodeTimeout(finishTimeout))
+}
+
+// recreateAfterFailover deletes the failed-over FlinkDeployment on dest once
+// the failover is complete and the new job has progressed, and checks that the
+// one Karmada re-creates resumes from the new job's latest checkpoint.
+func recreateAfterFailover(ctx context.Context, e *specEnv, l *framework.Lab, name, dest, checkpointDir, oldJobID string, newREST framework.FlinkREST) {
+	fds := l.Member(dest).Dynamic().Resource(framework.FlinkDeploymentGVR).Namespace(e.ns)
+	By("the failover completes: Karmada removes the job id from " + dest + " and keeps the marker")
+	e.eventually(ctx, "wait-cleanup", func(g Gomega, ctx context.Context) {
+		fd, err := fds.Get(ctx, name, metav1.GetOptions{})
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(fd.GetLabels()).To(HaveKey(framework.FailoverReasonLabel), "the marker stays")
+		g.Expect(fd.GetLabels()).NotTo(HaveKey(jobIDLabel), "no job id once the failover is complete")
+		g.Expect(fd.GetAnnotations()).NotTo(HaveKey(framework.FailoverPreservedKeysAnnotation))
+	}).Should(Succeed())
+	e.timeline.Mark("job id removed from " + dest)
+
+	By("waiting for two more checkpoints of the new job " + newREST.JobID[:8])
+	before, err := newREST.Checkpoints(ctx)
+	Expect(err).NotTo(HaveOccurred())
+	var progressed framework.Checkpoints
+	e.eventually(ctx, "wait-flink-running", func(g Gomega, ctx context.Context) {
+		var err error
+		progressed, err = newREST.Checkpoints(ctx)
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(progressed.LatestCompletedN).To(BeNumerically(">=", before.LatestCompletedN+2))
+	}).Should(Succeed())
+
+	By("deleting the FlinkDeployment on " + dest + " (as a user, or a lost member etcd, would)")
+	Expect(fds.Delete(ctx, name, metav1.DeleteOptions{})).To(Succeed())
+	e.timeline.Mark("FlinkDeployment deleted on " + dest)
+	var again framework.FlinkJobStatus
+	var fd *unstructured.Unstructured
+	e.eventually(ctx, "wait-flink-failover", func(g Gomega, ctx context.Context) {
+		var err error
+		fd, err = fds.Get(ctx, name, metav1.GetOptions{})
+		g.Expect(err).NotTo(HaveOccurred())
+		again = framework.ReadFlinkStatus(fd)
+		g.Expect(again.State).To(Equal("RUNNING"))
+		g.Expect(again.JobID).NotTo(Equal(newREST.JobID), "a new incarnation")
+	}).Should(Succeed())
+	e.timeline.Mark("re-created by Karmada, RUNNING")
+	Expect(fd.GetAnnotations()).To(HaveKeyWithValue("restore.lab.karmada.io/decision", "restored-latest-in-directory"))
+	path, _, _ := unstructured.NestedString(fd.Object, "spec", "job", "initialSavepointPath")
+	Expect(path).To(HavePrefix(checkpointDir+"/"+newREST.JobID+"/chk-"), "the new job's checkpoint, never the old job %s's", oldJobID)
+
+	By("Flink restored a checkpoint at least as new as the new job's latest before the delete")
+	var restored framework.Checkpoints
+	e.eventually(ctx, "wait-flink-running", func(g Gomega, ctx context.Context) {
+		var err error
+		restored, err = framework.FlinkREST{URL: again.RESTURL, JobID: again.JobID}.Checkpoints(ctx)
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(strings.TrimSuffix(restored.RestoredFrom, "/")).To(Equal(strings.TrimSuffix(path, "/")))
+		g.Expect(restored.Completed).To(BeNumerically(">=", 2), "two checkpoints of the re-created job commit its output")
+	}).Should(Succeed())
+	Expect(restored.RestoredID).To(BeNumerically(">=", progressed.LatestCompletedN), "no rollback: restored chk-%d, the new job had completed chk-%d", restored.RestoredID, progressed.LatestCompletedN)
+	report, err := l.VerifyFlinkOutput(e.ns, name)
+	Expect(err).NotTo(HaveOccurred())
+	Expect(report.Duplicated).To(BeZero(), "%s", report)
+	Expect(report.Missing).To(BeZero(), "%s", report)
+	summary := fmt.Sprintf("re-created on %s: restored %s (new job's latest before: chk-%d) · missing=%d · duplicated=%d",
+		dest, path[strings.LastIndex(path, "/")+1:], progressed.LatestCompletedN, report.Missing, report.Duplicated)
+	AddReportEntry("flink re-creation after failover", summary)
+	fmt.Fprintln(GinkgoWriter, summary)
+	e.timeline.Title += " — " + summary
 }
 
 // ForgedMarkerSpecInput is the input of ForgedMarkerSpec.

@@ -12,7 +12,6 @@ import (
 	. "github.com/onsi/gomega"
 
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/utils/ptr"
@@ -20,7 +19,6 @@ import (
 	policyv1alpha1 "github.com/karmada-io/karmada/pkg/apis/policy/v1alpha1"
 
 	"github.com/karmada-failover/lab/e2e/framework"
-	"github.com/karmada-failover/lab/lab/flinkverify"
 )
 
 // FlinkNoStateSpecInput is the input of FlinkNoStateSpec.
@@ -29,26 +27,23 @@ type FlinkNoStateSpecInput struct {
 	Lab            *framework.Lab
 	ArtifactFolder string
 	Candidates     []string
-	// Grace is the restore webhook's --missing-grace in this lab.
-	Grace time.Duration
 }
 
 // forgedJobID is the job id the resource template carries itself under the
 // alias label name: 32 hex characters, so only its origin makes it invalid.
 const forgedJobID = "0123456789abcdef0123456789abcdef"
 
-// FlinkNoStateSpec: a FlinkDeployment fails over (application failover) but
-// Karmada extracts no state: the StatePreservation rule's JSONPath finds
-// nothing in the job's status. The resource template carries a job id label of
-// its own under the rule's alias name, which Karmada propagates unchanged. A
-// user observes: Karmada warns that it preserved nothing; the restore webhook
-// on the destination refuses the FlinkDeployment (naming the template's
-// unlisted key), so Karmada keeps retrying, until the failover is older than
-// the webhook's grace; then the job starts without state, with the decision
-// annotation and a Warning event on the destination, and Flink (REST) reports
-// no restore: nothing was taken from the template's job id. The job's committed
-// output shows what starting without state costs: the sequence is committed
-// again from 0 (the sink verifier's duplicates, as documented).
+// FlinkNoStateSpec: a FlinkDeployment fails over (application failover, purge
+// mode Directly) but Karmada extracts no state: the StatePreservation rule's
+// JSONPath finds nothing in the job's status. The resource template carries a
+// job id label of its own under the rule's alias name, which Karmada
+// propagates unchanged. A user observes: Karmada warns that it preserved
+// nothing; the restore webhook on the destination ignores the template's
+// unlisted key and, since the marker says the object arrived by failover and
+// Karmada withheld nothing, restores the newest completed checkpoint under the
+// deployment's checkpoint directory: the old job's latest (decision
+// restored-latest-in-directory), as Flink's REST API and the store confirm,
+// with every sequence committed exactly once.
 func FlinkNoStateSpec(ctx context.Context, inputGetter func() FlinkNoStateSpecInput) {
 	var (
 		input FlinkNoStateSpecInput
@@ -59,14 +54,13 @@ func FlinkNoStateSpec(ctx context.Context, inputGetter func() FlinkNoStateSpecIn
 	BeforeEach(func(ctx SpecContext) {
 		input = inputGetter()
 		skipUnsupported(input.Lab, framework.FaultFlinkRunner)
-		Expect(input.Grace).To(BeNumerically(">", 0), "Invalid argument. Grace must be the restore webhook's --missing-grace")
 		e = newSpecEnv(ctx, "flink-no-state", input.E2EConfig, input.Lab, input.ArtifactFolder)
 		e.timeline = framework.NewTimeline(fmt.Sprintf("Flink failover without state (%s)", e.ns))
 	})
 
-	It("denies the job until the grace ends, then starts it fresh with a Warning event, never from the template's own job id", func(ctx SpecContext) {
+	It("restores the newest checkpoint under the deployment's directory, never from the template's own job id, with nothing lost or duplicated", func(ctx SpecContext) {
 		k := input.Lab.Karmada
-		template, _ := e.flinkTemplate(name)
+		template, checkpointDir := e.flinkTemplate(name)
 		template.SetLabels(map[string]string{jobIDLabel: forgedJobID})
 		// The rule's JSONPath finds nothing: Karmada cannot extract the job id.
 		e.createFlink(ctx, template, input.Candidates, &policyv1alpha1.FailoverBehavior{
@@ -89,6 +83,9 @@ func FlinkNoStateSpec(ctx context.Context, inputGetter func() FlinkNoStateSpecIn
 			g.Expect(healthy).To(BeTrue(), "FlinkDeployment healthy on %s", source)
 		}).Should(Succeed())
 		e.timeline.Mark("job RUNNING on " + source)
+		srcFD, err := input.Lab.Member(source).Dynamic().Resource(framework.FlinkDeploymentGVR).Namespace(e.ns).Get(ctx, name, metav1.GetOptions{})
+		Expect(err).NotTo(HaveOccurred())
+		old := framework.ReadFlinkStatus(srcFD)
 		By("waiting for the job on " + source + " to commit output (the sink's part files)")
 		e.eventually(ctx, "wait-flink-running", func(g Gomega) {
 			r, err := input.Lab.VerifyFlinkOutput(e.ns, name)
@@ -121,87 +118,47 @@ func FlinkNoStateSpec(ctx context.Context, inputGetter func() FlinkNoStateSpecIn
 			g.Expect(found).To(BeTrue(), "no PreservedStateExtractionFailed Warning naming %s", jobIDLabel)
 		}).Should(Succeed())
 
-		By("the restore webhook on " + dest + " refuses the marked FlinkDeployment: the template's job id is not Karmada's")
-		var failoverTime time.Time
-		e.eventually(ctx, "wait-flink-failover", func(g Gomega, ctx context.Context) {
-			rb, err := framework.GetBinding(ctx, k, e.ns, framework.BindingName(name, "FlinkDeployment"))
-			g.Expect(err).NotTo(HaveOccurred())
-			g.Expect(rb.Status.FailoverHistory).NotTo(BeEmpty())
-			failoverTime = rb.Status.FailoverHistory[len(rb.Status.FailoverHistory)-1].StartTime.Time
-			works, err := k.Karmada().WorkV1alpha1().Works("karmada-es-"+dest).List(ctx, metav1.ListOptions{})
-			g.Expect(err).NotTo(HaveOccurred())
-			var msgs []string
-			for _, w := range works.Items {
-				for _, c := range w.Status.Conditions {
-					if c.Type == "Applied" && c.Status == metav1.ConditionFalse {
-						msgs = append(msgs, c.Message)
-					}
-				}
-			}
-			g.Expect(strings.Join(msgs, "\n")).To(ContainSubstring("Karmada did not list "+jobIDLabel+" in "+framework.FailoverPreservedKeysAnnotation),
-				"the Work's Applied condition on %s carries the webhook's refusal", dest)
-		}).Should(Succeed())
-		if time.Since(failoverTime) < input.Grace-10*time.Second {
-			_, err := input.Lab.Member(dest).Dynamic().Resource(framework.FlinkDeploymentGVR).Namespace(e.ns).Get(ctx, name, metav1.GetOptions{})
-			Expect(apierrors.IsNotFound(err)).To(BeTrue(), "within the grace the FlinkDeployment is not on %s (got %v)", dest, err)
-		}
-		e.timeline.Mark("webhook denies on " + dest)
-
-		By(fmt.Sprintf("after the grace (%s from the failover's time) the job starts without state", input.Grace))
+		By("the restore webhook on " + dest + " ignores the template's job id and restores the newest checkpoint under the deployment's directory")
 		var fd *unstructured.Unstructured
-		e.eventually(ctx, "wait-grace", func(g Gomega, ctx context.Context) {
+		e.eventually(ctx, "wait-flink-failover", func(g Gomega, ctx context.Context) {
 			var err error
 			fd, err = input.Lab.Member(dest).Dynamic().Resource(framework.FlinkDeploymentGVR).Namespace(e.ns).Get(ctx, name, metav1.GetOptions{})
 			g.Expect(err).NotTo(HaveOccurred())
 			g.Expect(framework.ReadFlinkStatus(fd).State).To(Equal("RUNNING"))
 		}).Should(Succeed())
-		admitted := time.Now()
-		e.timeline.Mark("job RUNNING on " + dest + " without state")
-		Expect(admitted.Sub(failoverTime)).To(BeNumerically(">=", input.Grace), "admitted only after the grace")
+		rto := time.Since(injected)
+		e.timeline.Mark("job RUNNING on " + dest)
 		Expect(fd.GetLabels()).To(HaveKeyWithValue(jobIDLabel, forgedJobID), "the template's own label reached %s", dest)
 		Expect(fd.GetAnnotations()).NotTo(HaveKey(framework.FailoverPreservedKeysAnnotation), "Karmada listed no preserved keys")
-		Expect(fd.GetAnnotations()).To(HaveKeyWithValue("restore.lab.karmada.io/decision", "no-job-id"))
+		Expect(fd.GetAnnotations()).To(HaveKeyWithValue("restore.lab.karmada.io/decision", "restored-latest-in-directory"))
+		Expect(fd.GetAnnotations()).To(HaveKeyWithValue("restore.lab.karmada.io/restored-job-id", old.JobID), "the old job's checkpoint, not the template's job id")
 		Expect(fd.GetAnnotations()).NotTo(HaveKey("restore.lab.karmada.io/from-job-id"))
 		path, _, _ := unstructured.NestedString(fd.Object, "spec", "job", "initialSavepointPath")
-		Expect(path).To(BeEmpty(), "nothing restored")
+		Expect(path).To(HavePrefix(checkpointDir+"/"+old.JobID+"/chk-"), "restored from the old job's checkpoints")
 
-		By("a Warning event on " + dest + " says the job started without its state")
-		e.eventually(ctx, "wait-scheduled", func(g Gomega, ctx context.Context) {
-			evs, err := input.Lab.Member(dest).Kube().CoreV1().Events(e.ns).List(ctx, metav1.ListOptions{})
-			g.Expect(err).NotTo(HaveOccurred())
-			var found []corev1.Event
-			for _, ev := range evs.Items {
-				if ev.Reason == "FailoverNotRestored" && ev.InvolvedObject.Kind == "FlinkDeployment" && ev.InvolvedObject.Name == name {
-					found = append(found, ev)
-				}
-			}
-			g.Expect(found).NotTo(BeEmpty())
-			g.Expect(found[0].Type).To(Equal(corev1.EventTypeWarning))
-			g.Expect(found[0].Message).To(ContainSubstring("grace period"))
-		}).Should(Succeed())
-
-		By("Flink reports that the job restored nothing")
+		By("Flink reports the restore from that checkpoint, the latest the old job completed")
 		st := framework.ReadFlinkStatus(fd)
 		Expect(st.JobID).NotTo(Equal(forgedJobID))
+		var restored framework.Checkpoints
 		e.eventually(ctx, "wait-flink-running", func(g Gomega, ctx context.Context) {
-			cp, err := framework.FlinkREST{URL: st.RESTURL, JobID: st.JobID}.Checkpoints(ctx)
-			g.Expect(err).NotTo(HaveOccurred())
-			g.Expect(cp.RestoredFrom).To(BeEmpty())
-			g.Expect(cp.Completed).To(BeNumerically(">=", 1), "the fresh job checkpoints")
-		}).Should(Succeed())
-
-		By("the committed output shows the fresh start: the sequence committed again from 0")
-		var report flinkverify.Report
-		e.eventually(ctx, "wait-flink-running", func(g Gomega) {
 			var err error
-			report, err = input.Lab.VerifyFlinkOutput(e.ns, name)
+			restored, err = framework.FlinkREST{URL: st.RESTURL, JobID: st.JobID}.Checkpoints(ctx)
 			g.Expect(err).NotTo(HaveOccurred())
-			g.Expect(report.Duplicated).To(BeNumerically(">", 0), "%s", report)
+			g.Expect(strings.TrimSuffix(restored.RestoredFrom, "/")).To(Equal(strings.TrimSuffix(path, "/")))
+			g.Expect(restored.Completed).To(BeNumerically(">=", 2), "two checkpoints of the job on %s commit its output", dest)
 		}).Should(Succeed())
-		Expect(report.FirstDuplicated).To(BeZero(), "a fresh start commits from sequence 0 again: %s", report)
+		latest, err := input.Lab.Checkpoints.LatestCompleted(ctx, checkpointDir, old.JobID)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(restored.RestoredID).To(Equal(latest), "the latest completed checkpoint of job %s in the store", old.JobID)
+
+		By("the committed output holds every sequence exactly once")
+		report, err := input.Lab.VerifyFlinkOutput(e.ns, name)
+		Expect(err).NotTo(HaveOccurred())
 		e.timeline.Mark("output verified: " + report.String())
-		summary := fmt.Sprintf("no state carried: denied on %s, admitted fresh %.0fs after the failover (grace %s), %.0fs after the fault",
-			dest, admitted.Sub(failoverTime).Seconds(), input.Grace, admitted.Sub(injected).Seconds())
+		Expect(report.Duplicated).To(BeZero(), "%s", report)
+		Expect(report.Missing).To(BeZero(), "%s", report)
+		summary := fmt.Sprintf("no state carried: restored the newest checkpoint under the directory, chk-%d of the old job · missing=%d · duplicated=%d · rto=%.0fs",
+			latest, report.Missing, report.Duplicated, rto.Seconds())
 		AddReportEntry("flink failover without state", summary)
 		e.timeline.Title += " — " + summary
 	})

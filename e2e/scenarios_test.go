@@ -164,9 +164,10 @@ var _ = Describe("Flink job while the link to its member flaps, purge mode Direc
 	})
 })
 
-var _ = Describe("Flink application failover: the job loses its task slots", Label("lab", "fault", "flink", "slow"), func() {
+var _ = Describe("Flink application failover: the job loses its task slots, then its FlinkDeployment is re-created", Label("lab", "fault", "flink", "slow"), func() {
 	FlinkFailoverSpec(context.TODO(), func() FlinkFailoverSpecInput {
-		return FlinkFailoverSpecInput{E2EConfig: e2eConfig, Lab: lab, ArtifactFolder: artifacts, Fault: FaultFlinkStarved, Candidates: []string{"member2", "member3"}}
+		return FlinkFailoverSpecInput{E2EConfig: e2eConfig, Lab: lab, ArtifactFolder: artifacts, Fault: FaultFlinkStarved, Candidates: []string{"member2", "member3"},
+			Recreate: true}
 	})
 })
 
@@ -179,7 +180,7 @@ var _ = Describe("Flink application failover with a stale initialSavepointPath i
 
 var _ = Describe("Flink failover without state, and a job id label forged in the template", Label("lab", "fault", "flink", "slow"), func() {
 	FlinkNoStateSpec(context.TODO(), func() FlinkNoStateSpecInput {
-		return FlinkNoStateSpecInput{E2EConfig: e2eConfig, Lab: lab, ArtifactFolder: artifacts, Candidates: []string{"member2", "member3"}, Grace: restoreGrace}
+		return FlinkNoStateSpecInput{E2EConfig: e2eConfig, Lab: lab, ArtifactFolder: artifacts, Candidates: []string{"member2", "member3"}}
 	})
 })
 

@@ -33,6 +33,9 @@ const (
 	DefaultMaxCheckpointDirs = 1000
 	// DefaultStatConcurrency is the number of _metadata look-ups in flight.
 	DefaultStatConcurrency = 8
+	// DefaultMaxJobDirs bounds the job directories examined under one
+	// checkpoint directory (one per job incarnation of the deployment).
+	DefaultMaxJobDirs = 100
 )
 
 // Checkpoint is a completed checkpoint.
@@ -45,6 +48,9 @@ type Checkpoint struct {
 	// Completed is when chk-N/_metadata was written, as the store records it
 	// (S3 Last-Modified, file modification time).
 	Completed time.Time `json:"completed"`
+	// JobID is the job the checkpoint belongs to (its directory under the
+	// checkpoint directory).
+	JobID string `json:"jobId"`
 }
 
 // Locator finds the latest completed checkpoint of a job.
@@ -59,6 +65,12 @@ type Locator interface {
 	// directory, or its _metadata file) was completed, and ErrNotFound when it
 	// has no _metadata.
 	CompletedAt(ctx context.Context, snapshotPath string) (time.Time, error)
+	// LatestCompletedInLineage returns the completed checkpoint written last
+	// among every job under checkpointDir, a deployment's own checkpoint
+	// directory: the job a failover carried and every job started after it
+	// from its state, so that nothing older than the lineage's newest state
+	// is restored. Errors as LatestCompleted.
+	LatestCompletedInLineage(ctx context.Context, checkpointDir string) (Checkpoint, error)
 }
 
 // S3API is the part of the S3 client the Store uses.
@@ -85,6 +97,10 @@ type Store struct {
 	// StatConcurrency is the number of _metadata look-ups in flight; 0 means
 	// DefaultStatConcurrency.
 	StatConcurrency int
+	// MaxJobDirs bounds the job directories examined under a checkpoint
+	// directory by LatestCompletedInLineage; more is an error. 0 means
+	// DefaultMaxJobDirs.
+	MaxJobDirs int
 }
 
 var _ Locator = (*Store)(nil)
@@ -124,7 +140,119 @@ func (s *Store) LatestCompleted(ctx context.Context, checkpointDir, jobID string
 	if !ok {
 		return Checkpoint{}, fmt.Errorf("%w under %s", ErrNotFound, jobDir)
 	}
-	return Checkpoint{ID: best.id, SavepointPath: jobDir.Join(best.name).String(), Completed: best.completed}, nil
+	return Checkpoint{ID: best.id, SavepointPath: jobDir.Join(best.name).String(), Completed: best.completed, JobID: jobID}, nil
+}
+
+// LatestCompletedInLineage implements Locator.
+func (s *Store) LatestCompletedInLineage(ctx context.Context, checkpointDir string) (Checkpoint, error) {
+	loc, err := ParseLocation(checkpointDir)
+	if err != nil {
+		return Checkpoint{}, err
+	}
+	if err := s.supports(loc); err != nil {
+		return Checkpoint{}, err
+	}
+	var jobs []string
+	if loc.IsS3() {
+		jobs, err = s.s3JobDirs(ctx, loc)
+	} else {
+		jobs, err = s.fileJobDirs(loc)
+	}
+	if err != nil {
+		return Checkpoint{}, err
+	}
+	var best Checkpoint
+	found := false
+	for _, job := range jobs {
+		cp, err := s.LatestCompleted(ctx, checkpointDir, job)
+		if errors.Is(err, ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return Checkpoint{}, err
+		}
+		if !found || cp.Completed.After(best.Completed) || (cp.Completed.Equal(best.Completed) && cp.ID > best.ID) {
+			best, found = cp, true
+		}
+	}
+	if !found {
+		return Checkpoint{}, fmt.Errorf("%w of any job under %s", ErrNotFound, loc)
+	}
+	return best, nil
+}
+
+// addJobDir appends name if it is a job id, enforcing the bound.
+func (s *Store) addJobDir(jobs []string, dir Location, name string) ([]string, error) {
+	if ValidateJobID(name) != nil || slices.Contains(jobs, name) {
+		return jobs, nil
+	}
+	if limit := cmp.Or(s.MaxJobDirs, DefaultMaxJobDirs); len(jobs) >= limit {
+		return nil, fmt.Errorf("%s holds more than %d job directories; is it one deployment's checkpoint directory?", dir, limit)
+	}
+	return append(jobs, name), nil
+}
+
+// s3JobDirs lists the <jobId>/ "directories" under dir with a delimiter.
+func (s *Store) s3JobDirs(ctx context.Context, dir Location) ([]string, error) {
+	prefix := dir.Key + "/"
+	p := s3.NewListObjectsV2Paginator(s.S3, &s3.ListObjectsV2Input{
+		Bucket:       aws.String(dir.Bucket),
+		Prefix:       aws.String(prefix),
+		Delimiter:    aws.String("/"),
+		EncodingType: types.EncodingTypeUrl,
+	})
+	var jobs []string
+	for p.HasMorePages() {
+		page, err := p.NextPage(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("listing s3://%s/%s: %w", dir.Bucket, prefix, err)
+		}
+		// Keys listed as objects rather than common prefixes (a store that
+		// ignores the delimiter) name their job directory too.
+		listed := make([]string, 0, len(page.CommonPrefixes)+len(page.Contents))
+		for _, cp := range page.CommonPrefixes {
+			listed = append(listed, aws.ToString(cp.Prefix))
+		}
+		for _, obj := range page.Contents {
+			listed = append(listed, aws.ToString(obj.Key))
+		}
+		for _, l := range listed {
+			key, err := listedName(l, page.EncodingType)
+			if err != nil {
+				return nil, fmt.Errorf("listing s3://%s/%s: %w", dir.Bucket, prefix, err)
+			}
+			rest, under := strings.CutPrefix(key, prefix)
+			name, _, isDir := strings.Cut(rest, "/")
+			if !under || !isDir {
+				continue
+			}
+			if jobs, err = s.addJobDir(jobs, dir, name); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return jobs, nil
+}
+
+// fileJobDirs reads the <jobId> directories of a local checkpoint directory.
+func (s *Store) fileJobDirs(dir Location) ([]string, error) {
+	entries, err := os.ReadDir(dir.Key)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading %s: %w", dir.Key, err)
+	}
+	var jobs []string
+	for _, e := range entries {
+		if !e.IsDir() {
+			continue
+		}
+		if jobs, err = s.addJobDir(jobs, dir, e.Name()); err != nil {
+			return nil, err
+		}
+	}
+	return jobs, nil
 }
 
 // CompletedAt implements Locator.

@@ -29,6 +29,9 @@ const (
 	// under; only those are read (a template can carry a key named like the
 	// alias label itself, and Karmada propagates it when it carries no state).
 	AnnotationPreservedKeys = workv1alpha2.FailoverPreservedKeysAnnotation
+	// AnnotationStateWithheld names the clusters whose job Karmada does not
+	// confirm stopped: their state must not be restored by any means.
+	AnnotationStateWithheld = workv1alpha2.FailoverStateWithheldAnnotation
 
 	// DefaultJobIDKey is the StatePreservation alias label name used by the
 	// lab's PropagationPolicy ({.jobStatus.jobId}).
@@ -59,6 +62,11 @@ const (
 	AnnotationDecision   = "restore.lab.karmada.io/decision"
 	AnnotationCheckpoint = "restore.lab.karmada.io/checkpoint"
 	AnnotationFromJobID  = "restore.lab.karmada.io/from-job-id"
+	// AnnotationRestoredJobID is the job whose checkpoint was restored when
+	// it is not the carried one: a later job of the same lineage (started
+	// from the carried job's state and checkpointed since), or, without a
+	// carried job, the newest job under the checkpoint directory.
+	AnnotationRestoredJobID = "restore.lab.karmada.io/restored-job-id"
 	// AnnotationReplacedSavepoint records the template's initialSavepointPath
 	// a newer checkpoint replaced (--user-savepoint=override).
 	AnnotationReplacedSavepoint = "restore.lab.karmada.io/replaced-savepoint"
@@ -73,13 +81,23 @@ const (
 	DecisionRestoredOverUserSavepoint = "restored-over-user-savepoint"
 	// DecisionKeptUserSavepoint: the template's initialSavepointPath kept.
 	DecisionKeptUserSavepoint = "kept-user-savepoint"
+	// DecisionRestoredLineage: the marker carries no job id (Karmada removes
+	// it once the failover is complete, so this is a re-creation of a
+	// failed-over object, or the job id could not be extracted): restored
+	// from the newest completed checkpoint under the deployment's checkpoint
+	// directory, neither rolling back nor starting fresh.
+	DecisionRestoredLineage = "restored-latest-in-directory"
 
 	// Admitted without the carried job's state, by the on-missing policy:
 	DecisionIgnoredUntrusted = "ignored-untrusted-marker"
 	DecisionNoJobID          = "no-job-id"
-	DecisionNoCheckpointDir  = "no-checkpoint-dir"
-	DecisionNoCheckpoint     = "no-checkpoint-found"
-	DecisionLookupFailed     = "lookup-failed"
+	// DecisionStateWithheld: Karmada withheld the state because the old job
+	// may still run (failover.karmada.io/state-withheld): nothing is
+	// restored, by the job id or otherwise.
+	DecisionStateWithheld   = "state-withheld"
+	DecisionNoCheckpointDir = "no-checkpoint-dir"
+	DecisionNoCheckpoint    = "no-checkpoint-found"
+	DecisionLookupFailed    = "lookup-failed"
 )
 
 // Policies.

@@ -17,7 +17,12 @@ func (echoLocator) LatestCompleted(_ context.Context, dir, jobID string) (checkp
 	if err != nil {
 		return checkpoint.Checkpoint{}, err
 	}
-	return checkpoint.Checkpoint{ID: 1, SavepointPath: loc.Join(jobID, "chk-1").String(), Completed: testNow}, nil
+	return checkpoint.Checkpoint{ID: 1, SavepointPath: loc.Join(jobID, "chk-1").String(), Completed: testNow, JobID: jobID}, nil
+}
+
+// LatestCompletedInLineage finds nothing newer than the carried job's.
+func (echoLocator) LatestCompletedInLineage(context.Context, string) (checkpoint.Checkpoint, error) {
+	return checkpoint.Checkpoint{}, checkpoint.ErrNotFound
 }
 
 func (echoLocator) CompletedAt(context.Context, string) (time.Time, error) {

@@ -48,6 +48,8 @@ type fakeLocator struct {
 	completed map[string]time.Time
 	calls     []string
 	statCalls []string
+	// lineageCalls are the directories LatestCompletedInLineage was asked for.
+	lineageCalls []string
 }
 
 func (f *fakeLocator) LatestCompleted(_ context.Context, dir, jobID string) (checkpoint.Checkpoint, error) {
@@ -62,6 +64,37 @@ func (f *fakeLocator) LatestCompleted(_ context.Context, dir, jobID string) (che
 		return cp, nil
 	}
 	return checkpoint.Checkpoint{}, fmt.Errorf("%w under %s", checkpoint.ErrNotFound, dir)
+}
+
+// LatestCompletedInLineage answers the newest of the results under dir (or
+// the first error under dir).
+func (f *fakeLocator) LatestCompletedInLineage(_ context.Context, dir string) (checkpoint.Checkpoint, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.lineageCalls = append(f.lineageCalls, dir)
+	for k, err := range f.errs {
+		if strings.HasPrefix(k, dir+"|") {
+			return checkpoint.Checkpoint{}, err
+		}
+	}
+	var best checkpoint.Checkpoint
+	found := false
+	for k, cp := range f.results {
+		job, under := strings.CutPrefix(k, dir+"|")
+		if !under {
+			continue
+		}
+		if cp.JobID == "" {
+			cp.JobID = job
+		}
+		if !found || cp.Completed.After(best.Completed) {
+			best, found = cp, true
+		}
+	}
+	if !found {
+		return checkpoint.Checkpoint{}, fmt.Errorf("%w of any job under %s", checkpoint.ErrNotFound, dir)
+	}
+	return best, nil
 }
 
 func (f *fakeLocator) CompletedAt(_ context.Context, path string) (time.Time, error) {
@@ -332,6 +365,10 @@ const (
 var (
 	restoredAnnOps = annOps(AnnotationCheckpoint, chk12, AnnotationDecision, DecisionRestored, AnnotationFromJobID, oldJob)
 	restorePatch   = patch(setChk12, setSavepoint, restoredAnnOps)
+	// lineagePatch restores the newest checkpoint under the directory when no
+	// job id is carried.
+	lineagePatch = patch(setChk12, setSavepoint,
+		annOps(AnnotationCheckpoint, chk12, AnnotationDecision, DecisionRestoredLineage, AnnotationRestoredJobID, oldJob))
 )
 
 // decisionPatch is the patch of an object admitted with only a decision.

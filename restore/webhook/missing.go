@@ -24,6 +24,7 @@ type cause struct {
 var (
 	causeUntrusted       = cause{DecisionIgnoredUntrusted, http.StatusForbidden, metav1.StatusReasonForbidden}
 	causeNoJobID         = cause{DecisionNoJobID, http.StatusBadRequest, metav1.StatusReasonBadRequest}
+	causeStateWithheld   = cause{DecisionStateWithheld, http.StatusConflict, metav1.StatusReasonConflict}
 	causeNoCheckpointDir = cause{DecisionNoCheckpointDir, http.StatusBadRequest, metav1.StatusReasonBadRequest}
 	causeNoCheckpoint    = cause{DecisionNoCheckpoint, http.StatusNotFound, metav1.StatusReasonNotFound}
 	causeLookupFailed    = cause{DecisionLookupFailed, http.StatusServiceUnavailable, metav1.StatusReasonServiceUnavailable}

@@ -23,9 +23,20 @@ func TestOnMissing(t *testing.T) {
 		{"untrusted requester", alice,
 			func(ann map[string]string) []byte { return fd(marker(), ann, conf(ckptDir), job()) },
 			403, "honoured only from Karmada's identity", DecisionIgnoredUntrusted, false},
-		{"marker without job id", karmadaSA,
-			func(ann map[string]string) []byte { return fd(marker(DefaultJobIDKey, ""), ann, conf(ckptDir), job()) },
+		{"marker without job id, no checkpoint of any job in the directory", karmadaSA,
+			func(ann map[string]string) []byte {
+				return fd(marker(DefaultJobIDKey, ""), ann, conf("s3://flink-checkpoints/team-a/empty"), job())
+			},
 			400, "Karmada could not extract the job id", DecisionNoJobID, false},
+		{"state withheld by Karmada (the old job is not confirmed stopped)", karmadaSA,
+			func(ann map[string]string) []byte {
+				withheld := map[string]string{AnnotationStateWithheld: "member1"}
+				for k, v := range ann {
+					withheld[k] = v
+				}
+				return fd(marker(), withheld, conf(ckptDir), job())
+			},
+			409, "Karmada withholds the old job's state because the job on member1 is not confirmed stopped", DecisionStateWithheld, true},
 		{"no checkpoint dir (operator defaults)", karmadaSA,
 			func(ann map[string]string) []byte { return fd(marker(), ann, conf(""), job()) },
 			400, "start the webhook with --default-checkpoint-dir", DecisionNoCheckpointDir, true},

@@ -337,19 +337,24 @@ func (h *Handler) restore(ctx context.Context, r *review) {
 			LabelFailoverReason, h.cfg.Trust.describe(), r.req.UserInfo.Username, LabelFailoverReason))
 		return
 	}
-	if r.jobID == "" && r.forged != "" {
-		r.log.Warn("job id key not carried by Karmada: ignored", "key", h.cfg.JobIDKey, "value", r.forged)
-		h.missing(r, causeNoJobID, fmt.Sprintf("%s=%s and %s=%q, but Karmada did not list %s in %s: the value comes from the "+
-			"resource template, not from the failed-over job, and is ignored (Karmada could not extract the job id; check the "+
-			"PropagationPolicy's statePreservation rule and the old object's status.jobStatus.jobId)",
-			LabelFailoverReason, r.reason, h.cfg.JobIDKey, r.forged, h.cfg.JobIDKey, AnnotationPreservedKeys))
+	if withheld := strings.TrimSpace(f.Metadata.Annotations[AnnotationStateWithheld]); withheld != "" {
+		// Karmada does not confirm the old job stopped: restoring its state, by
+		// the job id or from the checkpoint directory, would start a second
+		// instance of it.
+		h.missing(r, causeStateWithheld, fmt.Sprintf("%s=%s: Karmada withholds the old job's state because the job on %s is not "+
+			"confirmed stopped (a PreservedStateWithheld event on the binding: purge mode other than Directly and the cluster not "+
+			"tainted failover.karmada.io/out-of-service); nothing is restored", AnnotationStateWithheld, withheld, withheld))
 		return
 	}
+	if r.jobID == "" && r.forged != "" {
+		r.log.Warn("job id key not carried by Karmada: ignored", "key", h.cfg.JobIDKey, "value", r.forged)
+		r.warn("%s=%q is the resource template's own value, not listed in %s: ignored", h.cfg.JobIDKey, r.forged, AnnotationPreservedKeys)
+	}
 	if r.jobID == "" {
-		h.missing(r, causeNoJobID, fmt.Sprintf("%s=%s but no %s label or annotation: Karmada withheld the job id because the old job "+
-			"is not confirmed stopped (a PreservedStateWithheld event on the binding: purge mode other than Directly and its "+
-			"cluster not out of service), or Karmada could not extract the job id (check the PropagationPolicy's "+
-			"statePreservation rule and the old object's status.jobStatus.jobId)", LabelFailoverReason, r.reason, h.cfg.JobIDKey))
+		// The failover is complete (Karmada removed the job id) and the object is
+		// re-created, or the job id could not be extracted: the newest state of
+		// the deployment's lineage.
+		h.restoreLineage(ctx, r)
 		return
 	}
 	if err := checkpoint.ValidateJobID(r.jobID); err != nil {
@@ -376,6 +381,19 @@ func (h *Handler) restore(ctx context.Context, r *review) {
 	lctx, cancel := context.WithTimeout(ctx, h.cfg.LookupTimeout)
 	defer cancel()
 	cp, err := h.cfg.Locator.LatestCompleted(lctx, dir.String(), r.jobID)
+	if err == nil || errors.Is(err, checkpoint.ErrNotFound) {
+		// Never older than the lineage's newest: a job started from the carried
+		// job's state (for example on a cluster it never became healthy on) may
+		// have checkpointed since.
+		lineage, lerr := h.cfg.Locator.LatestCompletedInLineage(lctx, dir.String())
+		switch {
+		case lerr == nil && (err != nil || lineage.Completed.After(cp.Completed)):
+			r.log.Info("a later job of the lineage checkpointed after the carried job", "jobId", lineage.JobID, "checkpoint", lineage.SavepointPath)
+			cp, err = lineage, nil
+		case lerr != nil && !errors.Is(lerr, checkpoint.ErrNotFound):
+			err = lerr
+		}
+	}
 	switch {
 	case errors.Is(err, checkpoint.ErrNotFound) && user != "":
 		r.log.Info("no completed checkpoint: keeping the template's initialSavepointPath", "initialSavepointPath", user)
@@ -392,7 +410,52 @@ func (h *Handler) restore(ctx context.Context, r *review) {
 		h.preferNewer(lctx, r, user, cp)
 	default:
 		r.log.Info("restoring from the latest completed checkpoint", "checkpoint", cp.SavepointPath, "checkpointId", cp.ID)
-		h.setRestored(r, cp.SavepointPath, DecisionRestored, nil)
+		h.setRestored(r, cp.SavepointPath, cp.JobID, DecisionRestored, nil)
+	}
+}
+
+// restoreLineage decides a marked object that carries no job id: it restores
+// the newest completed checkpoint under the deployment's checkpoint directory.
+func (h *Handler) restoreLineage(ctx context.Context, r *review) {
+	f := r.f
+	if f.Spec.Job == nil {
+		r.log.Info("FlinkDeployment without spec.job (session cluster): nothing to restore")
+		r.warn("no spec.job (session cluster): nothing to restore")
+		return
+	}
+	user := f.savepointPath()
+	if user != "" && h.cfg.UserSavepoint == UserSavepointKeep {
+		r.log.Info("keeping the template's initialSavepointPath (user-savepoint=keep)", "initialSavepointPath", user)
+		r.annotate(map[string]string{AnnotationDecision: DecisionKeptUserSavepoint})
+		return
+	}
+	dir, ok := h.checkpointDir(r)
+	if !ok {
+		return
+	}
+	lctx, cancel := context.WithTimeout(ctx, h.cfg.LookupTimeout)
+	defer cancel()
+	cp, err := h.cfg.Locator.LatestCompletedInLineage(lctx, dir.String())
+	switch {
+	case errors.Is(err, checkpoint.ErrNotFound) && user != "":
+		r.annotate(map[string]string{AnnotationDecision: DecisionKeptUserSavepoint})
+	case errors.Is(err, checkpoint.ErrNotFound):
+		h.missing(r, causeNoJobID, fmt.Sprintf("%s=%s without a job id and no completed checkpoint (chk-N/_metadata) of any job "+
+			"under %s: Karmada could not extract the job id (check the PropagationPolicy's statePreservation rule and the old "+
+			"object's status.jobStatus.jobId)", LabelFailoverReason, r.reason, dir.String()))
+	case errors.Is(err, checkpoint.ErrInvalid):
+		r.log.Warn("lookup rejected", "err", err)
+		r.deny(http.StatusBadRequest, metav1.StatusReasonBadRequest, "cannot restore: %v", err)
+	case err != nil:
+		r.log.Error("checkpoint lookup failed", "dir", dir.String(), "err", err)
+		h.missing(r, causeLookupFailed, fmt.Sprintf("checkpoint lookup under %s failed: %v", dir.String(), err))
+	case user != "":
+		h.preferNewer(lctx, r, user, cp)
+	default:
+		r.log.Info("no job id carried: restoring the newest completed checkpoint under the checkpoint directory",
+			"checkpoint", cp.SavepointPath, "jobId", cp.JobID)
+		r.warn("no job id carried: restoring the newest completed checkpoint under %s, %s of job %s", dir.String(), cp.SavepointPath, cp.JobID)
+		h.setRestored(r, cp.SavepointPath, cp.JobID, DecisionRestoredLineage, nil)
 	}
 }
 
@@ -444,7 +507,7 @@ func (h *Handler) preferNewer(ctx context.Context, r *review, user string, cp ch
 	}
 	r.log.Info("replacing the template's initialSavepointPath with the newer checkpoint (user-savepoint=override)",
 		"initialSavepointPath", user, "checkpoint", cp.SavepointPath, "checkpointId", cp.ID)
-	h.setRestored(r, cp.SavepointPath, DecisionRestoredOverUserSavepoint, map[string]string{AnnotationReplacedSavepoint: user})
+	h.setRestored(r, cp.SavepointPath, cp.JobID, DecisionRestoredOverUserSavepoint, map[string]string{AnnotationReplacedSavepoint: user})
 }
 
 func (h *Handler) savepointCompleted(ctx context.Context, r *review, path string) (t time.Time, ok bool) {
@@ -463,10 +526,17 @@ func (h *Handler) savepointCompleted(ctx context.Context, r *review, path string
 // setRestored sets spec.job.initialSavepointPath and, per policy,
 // spec.job.upgradeMode, and records the decision. allowNonRestoredState is
 // left as it is.
-func (h *Handler) setRestored(r *review, path, decision string, extra map[string]string) {
+func (h *Handler) setRestored(r *review, path, restoredJobID, decision string, extra map[string]string) {
 	r.savepoint = path
 	r.upgradeMode = h.upgradeMode(r)
-	r.annotate(map[string]string{AnnotationDecision: decision, AnnotationCheckpoint: path, AnnotationFromJobID: r.jobID})
+	ann := map[string]string{AnnotationDecision: decision, AnnotationCheckpoint: path}
+	if r.jobID != "" {
+		ann[AnnotationFromJobID] = r.jobID
+	}
+	if restoredJobID != "" && restoredJobID != r.jobID {
+		ann[AnnotationRestoredJobID] = restoredJobID
+	}
+	r.annotate(ann)
 	r.annotate(extra)
 }
 
@@ -490,17 +560,18 @@ func (h *Handler) upgradeMode(r *review) string {
 // marker. Karmada re-applies the template, which has no initialSavepointPath
 // (or the stale one this webhook replaced); if that update reached the
 // member before the operator's first deployment, the restore would be lost.
-// So while the marker (same job id) is still present and Karmada sends the
-// update, the path this webhook chose earlier (recorded in the old object's
-// annotations and spec) is put back. Anything else passes unchanged.
+// So while the marker is still present (with the same job id, or without it:
+// Karmada removes the job id once the failover is complete) and Karmada sends
+// the update, the path this webhook chose earlier (recorded in the old
+// object's annotations and spec) is put back. Anything else passes unchanged.
 func (h *Handler) carryForward(r *review, old *flinkDeployment) {
 	f, ann := r.f, old.Metadata.Annotations
 	oldPath, decision := old.savepointPath(), ann[AnnotationDecision]
 	_, oldJobID, _ := h.marker(old)
 	dropped := f.savepointPath() == "" ||
 		(decision == DecisionRestoredOverUserSavepoint && f.savepointPath() == ann[AnnotationReplacedSavepoint])
-	if f.Spec.Job == nil || !dropped || oldPath == "" || r.jobID != oldJobID ||
-		(decision != DecisionRestored && decision != DecisionRestoredOverUserSavepoint) ||
+	if f.Spec.Job == nil || !dropped || oldPath == "" || (r.jobID != "" && r.jobID != oldJobID) ||
+		(decision != DecisionRestored && decision != DecisionRestoredOverUserSavepoint && decision != DecisionRestoredLineage) ||
 		ann[AnnotationCheckpoint] != oldPath || !h.cfg.Trust.Trusted(r.req.UserInfo) {
 		return
 	}
@@ -509,9 +580,12 @@ func (h *Handler) carryForward(r *review, old *flinkDeployment) {
 		return
 	}
 	r.log.Info("update from Karmada dropped the restored initialSavepointPath; carrying it forward", "checkpoint", oldPath)
-	var extra map[string]string
+	extra := map[string]string{}
 	if decision == DecisionRestoredOverUserSavepoint {
-		extra = map[string]string{AnnotationReplacedSavepoint: ann[AnnotationReplacedSavepoint]}
+		extra[AnnotationReplacedSavepoint] = ann[AnnotationReplacedSavepoint]
 	}
-	h.setRestored(r, oldPath, decision, extra)
+	if r.jobID == "" && ann[AnnotationFromJobID] != "" {
+		extra[AnnotationFromJobID] = ann[AnnotationFromJobID]
+	}
+	h.setRestored(r, oldPath, ann[AnnotationRestoredJobID], decision, extra)
 }

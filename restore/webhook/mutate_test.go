@@ -63,11 +63,26 @@ func TestMutate(t *testing.T) {
 			want:    expect{allowed: true, patch: restorePatch},
 		},
 		{
-			name:   "job id label the template carries itself (not in preserved-keys): ignored, denied within the grace",
+			name:   "job id label the template carries itself (not in preserved-keys): ignored, the newest checkpoint under the directory restored",
 			user:   karmadaSA,
 			object: fd(marker(), karmadaAnn(AnnotationPreservedKeys, ""), conf(ckptDir), job()),
 
-			want: expect{code: 400, message: "Karmada did not list flink.lab.karmada.io/job-id in failover.karmada.io/preserved-keys"},
+			want: expect{allowed: true, patch: lineagePatch, warning: "is the resource template's own value, not listed in failover.karmada.io/preserved-keys: ignored"},
+		},
+		{
+			name:   "marker without a job id (Karmada removed it once the failover completed; the object is re-created): newest checkpoint under the directory",
+			user:   karmadaSA,
+			object: fd(marker(DefaultJobIDKey, ""), map[string]string{AnnotationFrom: "member1", AnnotationTime: expiredTime}, conf(ckptDir), job()),
+
+			want: expect{allowed: true, patch: lineagePatch, warning: "no job id carried: restoring the newest completed checkpoint"},
+		},
+		{
+			name:   "state withheld: nothing restored, denied within the grace, no lookup",
+			user:   karmadaSA,
+			object: fd(marker(DefaultJobIDKey, ""), map[string]string{AnnotationFrom: "member1", AnnotationTime: failoverTime, AnnotationStateWithheld: "member1"}, conf(ckptDir), job()),
+
+			want:     expect{code: 409, message: "Karmada withholds the old job's state because the job on member1 is not confirmed stopped"},
+			noLookup: true,
 		},
 		{
 			name:   "job id label listed among other preserved keys: restored",
@@ -81,16 +96,15 @@ func TestMutate(t *testing.T) {
 			user:   karmadaSA,
 			object: fd(marker(), karmadaAnn(AnnotationPreservedKeys, "example.com/other"), conf(ckptDir), job()),
 
-			want: expect{code: 400, message: "the value comes from the resource template, not from the failed-over job, and is ignored"},
+			want: expect{allowed: true, patch: lineagePatch, warning: "is the resource template's own value"},
 		},
 		{
-			name:   "forged job id label after the grace: admitted without state, decision no-job-id, Warning event, no lookup",
+			name:   "forged job id label, nothing under the directory, after the grace: admitted without state, decision no-job-id, Warning event",
 			user:   karmadaSA,
-			object: fd(marker(), expiredAnn(AnnotationPreservedKeys, ""), conf(ckptDir), job()),
+			object: fd(marker(), expiredAnn(AnnotationPreservedKeys, ""), conf("s3://flink-checkpoints/team-a/empty"), job()),
 
 			want: expect{allowed: true, patch: `[{"op":"add","path":"/metadata/annotations/restore.lab.karmada.io~1decision","value":"` + DecisionNoJobID + `"}]`,
-				warning: "Karmada did not list flink.lab.karmada.io/job-id", events: 1},
-			noLookup: true,
+				warning: "Karmada could not extract the job id", events: 1},
 		},
 		{
 			name: "job id carried as an annotation (not a valid label value case)",
@@ -361,8 +375,8 @@ func TestMutate(t *testing.T) {
 				req.Resource.Resource = c.resource
 			}
 			c.want.check(t, roundTrip(t, h, req), events.list())
-			if c.noLookup && len(loc.calls) != 0 {
-				t.Errorf("locator called: %v", loc.calls)
+			if c.noLookup && len(loc.calls)+len(loc.lineageCalls) != 0 {
+				t.Errorf("locator called: %v %v", loc.calls, loc.lineageCalls)
 			}
 			if c.lookups > 0 && len(loc.calls) != c.lookups {
 				t.Errorf("locator calls = %v, want %d", loc.calls, c.lookups)

@@ -245,6 +245,7 @@ func TestWellKnownConstants(t *testing.T) {
 		workv1alpha2.FailoverTimeAnnotation:                   "failover.karmada.io/time",
 		workv1alpha2.FailoverFromAnnotation:                   "failover.karmada.io/from",
 		workv1alpha2.FailoverPreservedKeysAnnotation:          "failover.karmada.io/preserved-keys",
+		workv1alpha2.FailoverStateWithheldAnnotation:          "failover.karmada.io/state-withheld",
 		string(workv1alpha2.FailoverReasonApplicationFailure): "ApplicationFailure",
 		string(workv1alpha2.FailoverReasonClusterFailure):     "ClusterFailure",
 		workv1alpha2.SchemeGroupVersion.String():              "work.karmada.io/v1alpha2",

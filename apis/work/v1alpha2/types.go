@@ -71,6 +71,14 @@ const (
 	// honours only these keys: a resource template may itself carry a key with the same name
 	// as an alias label, which Karmada propagates like any other label.
 	FailoverPreservedKeysAnnotation = "failover.karmada.io/preserved-keys"
+
+	// FailoverStateWithheldAnnotation is added together with FailoverReasonLabel while the
+	// failover is in progress and the copies on some of the clusters it moved the resource
+	// away from are not confirmed stopped: neither is the purge mode Directly nor does the
+	// cluster carry the out-of-service taint. The value is the comma-separated list of those
+	// clusters. Their preserved state is withheld, and a member-side consumer must not restore
+	// the state of the old copy by other means, since that copy may still be running.
+	FailoverStateWithheldAnnotation = "failover.karmada.io/state-withheld"
 )
 
 // +genclient
