@@ -230,7 +230,8 @@ type ResourceBindingStatus struct {
 	// Each application failover or cluster failover adds one item.
 	// The list is bounded: karmada-controller-manager keeps at most the number of
 	// items set by its --failover-history-limit flag (default 5) and drops the
-	// oldest items beyond that.
+	// oldest items beyond that, except the items of graceful eviction tasks that
+	// are still on the binding (at most one per cluster).
 	// It is maintained only when the FailoverHistory feature gate is enabled.
 	// +optional
 	FailoverHistory []FailoverHistoryItem `json:"failoverHistory,omitempty"`
@@ -281,6 +282,29 @@ type FailoverHistoryItem struct {
 	// the previous failover is carried over.
 	// +optional
 	PreservedLabelState map[string]string `json:"preservedLabelState,omitempty"`
+
+	// Evictions identifies the graceful eviction tasks the failover recorded, one
+	// per cluster the resource was moved away from. A task is recorded when an item
+	// lists its cluster, producer and creation timestamp; the order of the items and
+	// the clocks of the controllers play no part.
+	// +optional
+	Evictions []FailoverEviction `json:"evictions,omitempty"`
+}
+
+// FailoverEviction identifies the graceful eviction task of one cluster a resource
+// was moved away from.
+type FailoverEviction struct {
+	// FromCluster is the cluster the resource was moved away from.
+	// +required
+	FromCluster string `json:"fromCluster"`
+
+	// Producer is the controller that created the graceful eviction task.
+	// +required
+	Producer string `json:"producer"`
+
+	// CreationTimestamp is the creation timestamp of the graceful eviction task.
+	// +required
+	CreationTimestamp metav1.Time `json:"creationTimestamp"`
 }
 
 // AggregatedStatusItem represents status of the resource running in a member cluster.
