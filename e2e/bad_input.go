@@ -70,6 +70,13 @@ func BadInputSpec(ctx context.Context, inputGetter func() BadInputSpecInput) {
 		Expect(labels).NotTo(HaveKey(framework.FailoverReasonLabel), "a marker forged by the template reached %s", source)
 		Expect(annotations).NotTo(HaveKey(framework.FailoverFromAnnotation), "a marker forged by the template reached %s", source)
 
+		var others []string
+		for _, c := range input.Candidates {
+			if c != source {
+				others = append(others, c)
+			}
+		}
+		versions := e.watchDeploymentLabels(ctx, others, name)
 		e.taint(ctx, source, "lab.karmada.io/fault")
 		dest := e.waitMovedAway(ctx, name, source)[0]
 
@@ -98,8 +105,13 @@ func BadInputSpec(ctx context.Context, inputGetter func() BadInputSpecInput) {
 		labels, annotations = e.memberMeta(ctx, dest, name)
 		Expect(labels).To(HaveKeyWithValue(framework.FailoverReasonLabel, "ClusterFailure"))
 		Expect(annotations).To(HaveKeyWithValue(framework.FailoverFromAnnotation, source))
-		Expect(labels).NotTo(HaveKey(longStateLabel))
-		Expect(annotations).To(HaveKeyWithValue(longStateLabel, strings.Repeat("1", 70)))
+		// The state is there while the failover is in progress: on the Deployment
+		// Karmada created on the destination (seen by the watch).
+		created := versions.created(dest)
+		Expect(created).NotTo(BeNil(), "the watch saw Karmada create the Deployment on %s", dest)
+		Expect(created.labels).NotTo(HaveKey(longStateLabel))
+		Expect(created.annotations).To(HaveKeyWithValue(longStateLabel, strings.Repeat("1", 70)))
+		Expect(created.labels).NotTo(HaveKey(missingStateLabel))
 		Expect(labels).NotTo(HaveKey(missingStateLabel))
 	})
 

@@ -211,7 +211,7 @@ func FailoverSpec(ctx context.Context, inputGetter func() FailoverSpecInput) {
 		created := versions.created(dest)
 		Expect(created).NotTo(BeNil(), "the watch saw Karmada create the Deployment on %s", dest)
 		if handsOver {
-			Expect(created).To(HaveKeyWithValue(stateLabel, wantState), "purge mode Directly: the state on the Deployment Karmada created on %s", dest)
+			Expect(created.labels).To(HaveKeyWithValue(stateLabel, wantState), "purge mode Directly: the state on the Deployment Karmada created on %s", dest)
 		} else {
 			Expect(versions.everHad(dest, stateLabel)).To(BeFalse(), "purge mode %s: the state never reaches %s while the old copy may run", input.PurgeMode, dest)
 			e.eventually(ctx, "wait-scheduled", func(g Gomega, ctx context.Context) {

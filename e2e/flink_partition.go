@@ -59,10 +59,11 @@ type FlinkPartitionSpecInput struct {
 //     (duplicated > 0) and overlapping writers' windows. This is what purge mode
 //     Gracefully allows. Karmada withholds the old job's state (the old copy is
 //     not confirmed stopped): the destination gets the failover marker without
-//     the jobId, the binding a PreservedStateWithheld Warning naming the rule,
-//     and the restore webhook admits the job without state once its grace is
-//     over, so nothing is restored from a checkpoint the still-running old job
-//     goes on retiring.
+//     the jobId (with failover.karmada.io/state-withheld), the binding a
+//     PreservedStateWithheld Warning naming the rule, and the restore webhook
+//     admits the job without state once its grace is over (decision
+//     state-withheld), so nothing is restored from a checkpoint the
+//     still-running old job goes on retiring.
 func FlinkPartitionSpec(ctx context.Context, inputGetter func() FlinkPartitionSpecInput) {
 	var (
 		input FlinkPartitionSpecInput
@@ -283,7 +284,9 @@ func gracefullyTwoWriters(ctx context.Context, e *specEnv, l *framework.Lab, nam
 	Expect(fd.GetLabels()).NotTo(HaveKey(jobIDLabel), "no jobId while the old job may still run")
 	Expect(fd.GetAnnotations()).NotTo(HaveKey(jobIDLabel))
 	Expect(fd.GetAnnotations()).NotTo(HaveKey(framework.FailoverPreservedKeysAnnotation))
-	Expect(fd.GetAnnotations()).To(HaveKeyWithValue("restore.lab.karmada.io/decision", "no-job-id"), "the restore webhook on %s admitted it without state", dest)
+	// Karmada created it with failover.karmada.io/state-withheld (removed once the
+	// eviction task is retired): the webhook restored nothing, by job id or otherwise.
+	Expect(fd.GetAnnotations()).To(HaveKeyWithValue("restore.lab.karmada.io/decision", "state-withheld"), "the restore webhook on %s admitted it without state", dest)
 	evs, err := l.Karmada.Kube().CoreV1().Events(e.ns).List(ctx, metav1.ListOptions{})
 	Expect(err).NotTo(HaveOccurred())
 	var withheld string

@@ -153,18 +153,24 @@ func skipUnsupported(l *framework.Lab, fault framework.Fault) {
 	}
 }
 
-// deploymentVersions records the labels of every version of a Deployment on
-// some members, from a watch started before a failover: what Karmada created
-// and each change since, so a value present only for a while is not missed.
+// deploymentVersions records the labels and annotations of every version of a
+// Deployment on some members, from a watch started before a failover: what
+// Karmada created and each change since, so a value present only for a while
+// (the preserved state, while the failover is in progress) is not missed.
 type deploymentVersions struct {
 	mu       sync.Mutex
-	versions map[string][]map[string]string
+	versions map[string][]objectMeta
+}
+
+// objectMeta is the labels and annotations of one version of an object.
+type objectMeta struct {
+	labels, annotations map[string]string
 }
 
 // watchDeploymentLabels starts watching Deployment name on members until the
 // spec ends.
 func (e *specEnv) watchDeploymentLabels(ctx context.Context, members []string, name string) *deploymentVersions {
-	v := &deploymentVersions{versions: map[string][]map[string]string{}}
+	v := &deploymentVersions{versions: map[string][]objectMeta{}}
 	for _, m := range members {
 		w, err := e.lab.Member(m).Kube().AppsV1().Deployments(e.ns).Watch(ctx, metav1.ListOptions{FieldSelector: "metadata.name=" + name})
 		Expect(err).NotTo(HaveOccurred(), "watching Deployments on %s", m)
@@ -173,7 +179,7 @@ func (e *specEnv) watchDeploymentLabels(ctx context.Context, members []string, n
 			for ev := range w.ResultChan() {
 				if d, ok := ev.Object.(*appsv1.Deployment); ok && (ev.Type == watch.Added || ev.Type == watch.Modified) {
 					v.mu.Lock()
-					v.versions[m] = append(v.versions[m], maps.Clone(d.Labels))
+					v.versions[m] = append(v.versions[m], objectMeta{labels: maps.Clone(d.Labels), annotations: maps.Clone(d.Annotations)})
 					v.mu.Unlock()
 				}
 			}
@@ -182,22 +188,23 @@ func (e *specEnv) watchDeploymentLabels(ctx context.Context, members []string, n
 	return v
 }
 
-// created returns the labels the Deployment had when it appeared on member.
-func (v *deploymentVersions) created(member string) map[string]string {
+// created returns the labels and annotations the Deployment had when it
+// appeared on member (nil before that).
+func (v *deploymentVersions) created(member string) *objectMeta {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	if len(v.versions[member]) == 0 {
 		return nil
 	}
-	return v.versions[member][0]
+	return &v.versions[member][0]
 }
 
 // everHad tells whether any version of the Deployment on member had label key.
 func (v *deploymentVersions) everHad(member, key string) bool {
 	v.mu.Lock()
 	defer v.mu.Unlock()
-	for _, labels := range v.versions[member] {
-		if _, ok := labels[key]; ok {
+	for _, version := range v.versions[member] {
+		if _, ok := version.labels[key]; ok {
 			return true
 		}
 	}
