@@ -332,14 +332,7 @@ func recreateAfterFailover(ctx context.Context, e *specEnv, l *framework.Lab, na
 	Expect(path).To(HavePrefix(checkpointDir+"/"+newREST.JobID+"/chk-"), "the new job's checkpoint, never the old job %s's", oldJobID)
 
 	By("Flink restored a checkpoint at least as new as the new job's latest before the delete")
-	var restored framework.Checkpoints
-	e.eventually(ctx, "wait-flink-running", func(g Gomega, ctx context.Context) {
-		var err error
-		restored, err = framework.FlinkREST{URL: again.RESTURL, JobID: again.JobID}.Checkpoints(ctx)
-		g.Expect(err).NotTo(HaveOccurred())
-		g.Expect(strings.TrimSuffix(restored.RestoredFrom, "/")).To(Equal(strings.TrimSuffix(path, "/")))
-		g.Expect(restored.Completed).To(BeNumerically(">=", 2), "two checkpoints of the re-created job commit its output")
-	}).Should(Succeed())
+	restored := e.waitFlinkRestored(ctx, framework.FlinkREST{URL: again.RESTURL, JobID: again.JobID}, path, dest)
 	Expect(restored.RestoredID).To(BeNumerically(">=", progressed.LatestCompletedN), "no rollback: restored chk-%d, the new job had completed chk-%d", restored.RestoredID, progressed.LatestCompletedN)
 	report, err := l.VerifyFlinkOutput(e.ns, name)
 	Expect(err).NotTo(HaveOccurred())

@@ -5,6 +5,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -98,4 +99,24 @@ func (e *specEnv) waitFlinkCheckpointed(ctx context.Context, name string, checkp
 		g.Expect(cp.Completed).To(BeNumerically(">=", checkpoints))
 	}).Should(Succeed())
 	return source, st
+}
+
+// waitFlinkRestored waits until the job behind rest reports, in Flink's REST
+// API, the restore from path ("" = no restore at all) and at least two
+// completed checkpoints of its own (so its output is committed), and returns
+// its checkpoint history.
+func (e *specEnv) waitFlinkRestored(ctx context.Context, rest framework.FlinkREST, path, where string) framework.Checkpoints {
+	var restored framework.Checkpoints
+	e.eventually(ctx, "wait-flink-running", func(g Gomega, ctx context.Context) {
+		var err error
+		restored, err = rest.Checkpoints(ctx)
+		g.Expect(err).NotTo(HaveOccurred())
+		if path != "" {
+			g.Expect(strings.TrimSuffix(restored.RestoredFrom, "/")).To(Equal(strings.TrimSuffix(path, "/")))
+		} else {
+			g.Expect(restored.RestoredFrom).To(BeEmpty(), "Flink restored nothing on %s", where)
+		}
+		g.Expect(restored.Completed).To(BeNumerically(">=", 2), "two checkpoints of the job on %s commit its output", where)
+	}).Should(Succeed())
+	return restored
 }

@@ -139,14 +139,7 @@ func FlinkNoStateSpec(ctx context.Context, inputGetter func() FlinkNoStateSpecIn
 		By("Flink reports the restore from that checkpoint, the latest the old job completed")
 		st := framework.ReadFlinkStatus(fd)
 		Expect(st.JobID).NotTo(Equal(forgedJobID))
-		var restored framework.Checkpoints
-		e.eventually(ctx, "wait-flink-running", func(g Gomega, ctx context.Context) {
-			var err error
-			restored, err = framework.FlinkREST{URL: st.RESTURL, JobID: st.JobID}.Checkpoints(ctx)
-			g.Expect(err).NotTo(HaveOccurred())
-			g.Expect(strings.TrimSuffix(restored.RestoredFrom, "/")).To(Equal(strings.TrimSuffix(path, "/")))
-			g.Expect(restored.Completed).To(BeNumerically(">=", 2), "two checkpoints of the job on %s commit its output", dest)
-		}).Should(Succeed())
+		restored := e.waitFlinkRestored(ctx, framework.FlinkREST{URL: st.RESTURL, JobID: st.JobID}, path, dest)
 		latest, err := input.Lab.Checkpoints.LatestCompleted(ctx, checkpointDir, old.JobID)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(restored.RestoredID).To(Equal(latest), "the latest completed checkpoint of job %s in the store", old.JobID)

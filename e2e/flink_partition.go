@@ -218,18 +218,7 @@ func FlinkPartitionSpec(ctx context.Context, inputGetter func() FlinkPartitionSp
 
 		By("checking the restore and the committed output of both jobs")
 		newREST := framework.FlinkREST{URL: now.RESTURL, JobID: now.JobID}
-		var restored framework.Checkpoints
-		e.eventually(ctx, "wait-flink-running", func(g Gomega, ctx context.Context) {
-			var err error
-			restored, err = newREST.Checkpoints(ctx)
-			g.Expect(err).NotTo(HaveOccurred())
-			if restoredPath != "" {
-				g.Expect(strings.TrimSuffix(restored.RestoredFrom, "/")).To(Equal(strings.TrimSuffix(restoredPath, "/")))
-			} else {
-				g.Expect(restored.RestoredFrom).To(BeEmpty(), "Flink restored nothing on %s", dest)
-			}
-			g.Expect(restored.Completed).To(BeNumerically(">=", 2), "two checkpoints of the job on %s commit its output", dest)
-		}).Should(Succeed())
+		restored := e.waitFlinkRestored(ctx, newREST, restoredPath, dest)
 		report, err := input.Lab.VerifyFlinkOutput(e.ns, name)
 		Expect(err).NotTo(HaveOccurred())
 		e.timeline.Mark("output verified: " + report.String())

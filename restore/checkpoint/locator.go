@@ -192,46 +192,14 @@ func (s *Store) addJobDir(jobs []string, dir Location, name string) ([]string, e
 	return append(jobs, name), nil
 }
 
-// s3JobDirs lists the <jobId>/ "directories" under dir with a delimiter.
+// s3JobDirs lists the <jobId>/ "directories" under dir.
 func (s *Store) s3JobDirs(ctx context.Context, dir Location) ([]string, error) {
-	prefix := dir.Key + "/"
-	p := s3.NewListObjectsV2Paginator(s.S3, &s3.ListObjectsV2Input{
-		Bucket:       aws.String(dir.Bucket),
-		Prefix:       aws.String(prefix),
-		Delimiter:    aws.String("/"),
-		EncodingType: types.EncodingTypeUrl,
-	})
 	var jobs []string
-	for p.HasMorePages() {
-		page, err := p.NextPage(ctx)
-		if err != nil {
-			return nil, fmt.Errorf("listing s3://%s/%s: %w", dir.Bucket, prefix, err)
-		}
-		// Keys listed as objects rather than common prefixes (a store that
-		// ignores the delimiter) name their job directory too.
-		listed := make([]string, 0, len(page.CommonPrefixes)+len(page.Contents))
-		for _, cp := range page.CommonPrefixes {
-			listed = append(listed, aws.ToString(cp.Prefix))
-		}
-		for _, obj := range page.Contents {
-			listed = append(listed, aws.ToString(obj.Key))
-		}
-		for _, l := range listed {
-			key, err := listedName(l, page.EncodingType)
-			if err != nil {
-				return nil, fmt.Errorf("listing s3://%s/%s: %w", dir.Bucket, prefix, err)
-			}
-			rest, under := strings.CutPrefix(key, prefix)
-			name, _, isDir := strings.Cut(rest, "/")
-			if !under || !isDir {
-				continue
-			}
-			if jobs, err = s.addJobDir(jobs, dir, name); err != nil {
-				return nil, err
-			}
-		}
-	}
-	return jobs, nil
+	err := s.s3SubDirs(ctx, dir, "", func(name string) (err error) {
+		jobs, err = s.addJobDir(jobs, dir, name)
+		return err
+	})
+	return jobs, err
 }
 
 // fileJobDirs reads the <jobId> directories of a local checkpoint directory.
@@ -355,24 +323,39 @@ func (s *Store) stat(ctx context.Context, cands []candidate, lookup func(ctx con
 	return g.Wait()
 }
 
-// s3Candidates lists <jobDir>/chk-*/ with a delimiter and HEADs each
-// chk-N/_metadata. Keys listed as objects rather than common prefixes (a
-// store that ignores the delimiter) name their chk-N directory too.
+// s3Candidates lists <jobDir>/chk-*/ and HEADs each chk-N/_metadata.
 func (s *Store) s3Candidates(ctx context.Context, jobDir Location) ([]candidate, error) {
-	prefix := jobDir.Key + "/"
+	var cands []candidate
+	err := s.s3SubDirs(ctx, jobDir, "chk-", func(name string) (err error) {
+		cands, err = s.addCandidate(cands, jobDir, name)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	err = s.stat(ctx, cands, func(ctx context.Context, c candidate) (time.Time, bool, error) {
+		return headTime(ctx, s.S3, jobDir.Join(c.name, MetadataFile))
+	})
+	return cands, err
+}
+
+// s3SubDirs lists the "directories" <dir>/<namePrefix>…/ with a delimiter and
+// calls visit once for each name. Keys listed as objects rather than common
+// prefixes (a store that ignores the delimiter) name their directory too.
+func (s *Store) s3SubDirs(ctx context.Context, dir Location, namePrefix string, visit func(name string) error) error {
+	prefix := dir.Key + "/"
 	p := s3.NewListObjectsV2Paginator(s.S3, &s3.ListObjectsV2Input{
-		Bucket:    aws.String(jobDir.Bucket),
-		Prefix:    aws.String(prefix + "chk-"),
+		Bucket:    aws.String(dir.Bucket),
+		Prefix:    aws.String(prefix + namePrefix),
 		Delimiter: aws.String("/"),
 		// XML 1.0 cannot carry control characters: ask for URL-encoded names.
 		EncodingType: types.EncodingTypeUrl,
 	})
-	var cands []candidate
 	seen := map[string]bool{}
 	for p.HasMorePages() {
 		page, err := p.NextPage(ctx)
 		if err != nil {
-			return nil, fmt.Errorf("listing s3://%s/%schk-: %w", jobDir.Bucket, prefix, err)
+			return fmt.Errorf("listing s3://%s/%s%s: %w", dir.Bucket, prefix, namePrefix, err)
 		}
 		listed := make([]string, 0, len(page.CommonPrefixes)+len(page.Contents))
 		for _, cp := range page.CommonPrefixes {
@@ -384,7 +367,7 @@ func (s *Store) s3Candidates(ctx context.Context, jobDir Location) ([]candidate,
 		for _, l := range listed {
 			key, err := listedName(l, page.EncodingType)
 			if err != nil {
-				return nil, fmt.Errorf("listing s3://%s/%schk-: %w", jobDir.Bucket, prefix, err)
+				return fmt.Errorf("listing s3://%s/%s%s: %w", dir.Bucket, prefix, namePrefix, err)
 			}
 			rest, under := strings.CutPrefix(key, prefix)
 			name, _, isDir := strings.Cut(rest, "/")
@@ -392,15 +375,12 @@ func (s *Store) s3Candidates(ctx context.Context, jobDir Location) ([]candidate,
 				continue
 			}
 			seen[name] = true
-			if cands, err = s.addCandidate(cands, jobDir, name); err != nil {
-				return nil, err
+			if err := visit(name); err != nil {
+				return err
 			}
 		}
 	}
-	err := s.stat(ctx, cands, func(ctx context.Context, c candidate) (time.Time, bool, error) {
-		return headTime(ctx, s.S3, jobDir.Join(c.name, MetadataFile))
-	})
-	return cands, err
+	return nil
 }
 
 // listedName decodes a key or prefix of a listing; stores that ignore

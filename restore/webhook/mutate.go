@@ -350,17 +350,12 @@ func (h *Handler) restore(ctx context.Context, r *review) {
 		r.log.Warn("job id key not carried by Karmada: ignored", "key", h.cfg.JobIDKey, "value", r.forged)
 		r.warn("%s=%q is the resource template's own value, not listed in %s: ignored", h.cfg.JobIDKey, r.forged, AnnotationPreservedKeys)
 	}
-	if r.jobID == "" {
-		// The failover is complete (Karmada removed the job id) and the object is
-		// re-created, or the job id could not be extracted: the newest state of
-		// the deployment's lineage.
-		h.restoreLineage(ctx, r)
-		return
-	}
-	if err := checkpoint.ValidateJobID(r.jobID); err != nil {
-		r.log.Warn("invalid job id", "err", err)
-		r.deny(http.StatusBadRequest, metav1.StatusReasonBadRequest, "%s: %v", h.cfg.JobIDKey, err)
-		return
+	if r.jobID != "" {
+		if err := checkpoint.ValidateJobID(r.jobID); err != nil {
+			r.log.Warn("invalid job id", "err", err)
+			r.deny(http.StatusBadRequest, metav1.StatusReasonBadRequest, "%s: %v", h.cfg.JobIDKey, err)
+			return
+		}
 	}
 	if f.Spec.Job == nil {
 		r.log.Info("FlinkDeployment without spec.job (session cluster): nothing to restore")
@@ -370,7 +365,7 @@ func (h *Handler) restore(ctx context.Context, r *review) {
 	user := f.savepointPath()
 	if user != "" && h.cfg.UserSavepoint == UserSavepointKeep {
 		r.log.Info("keeping the template's initialSavepointPath (user-savepoint=keep)", "initialSavepointPath", user)
-		r.annotate(map[string]string{AnnotationDecision: DecisionKeptUserSavepoint, AnnotationFromJobID: r.jobID})
+		h.keepUserSavepoint(r)
 		return
 	}
 	dir, ok := h.checkpointDir(r)
@@ -380,83 +375,72 @@ func (h *Handler) restore(ctx context.Context, r *review) {
 
 	lctx, cancel := context.WithTimeout(ctx, h.cfg.LookupTimeout)
 	defer cancel()
-	cp, err := h.cfg.Locator.LatestCompleted(lctx, dir.String(), r.jobID)
-	if err == nil || errors.Is(err, checkpoint.ErrNotFound) {
-		// Never older than the lineage's newest: a job started from the carried
-		// job's state (for example on a cluster it never became healthy on) may
-		// have checkpointed since.
-		lineage, lerr := h.cfg.Locator.LatestCompletedInLineage(lctx, dir.String())
-		switch {
-		case lerr == nil && (err != nil || lineage.Completed.After(cp.Completed)):
-			r.log.Info("a later job of the lineage checkpointed after the carried job", "jobId", lineage.JobID, "checkpoint", lineage.SavepointPath)
-			cp, err = lineage, nil
-		case lerr != nil && !errors.Is(lerr, checkpoint.ErrNotFound):
-			err = lerr
-		}
+	cp, err := h.lookup(lctx, r, dir)
+	of := "job " + r.jobID
+	if r.jobID == "" {
+		of = "any job"
 	}
 	switch {
 	case errors.Is(err, checkpoint.ErrNotFound) && user != "":
 		r.log.Info("no completed checkpoint: keeping the template's initialSavepointPath", "initialSavepointPath", user)
-		r.annotate(map[string]string{AnnotationDecision: DecisionKeptUserSavepoint, AnnotationFromJobID: r.jobID})
+		h.keepUserSavepoint(r)
+	case errors.Is(err, checkpoint.ErrNotFound) && r.jobID == "":
+		h.missing(r, causeNoJobID, fmt.Sprintf("%s=%s without a job id and no completed checkpoint (chk-N/_metadata) of any job "+
+			"under %s: Karmada could not extract the job id (check the PropagationPolicy's statePreservation rule and the old "+
+			"object's status.jobStatus.jobId)", LabelFailoverReason, r.reason, dir.String()))
 	case errors.Is(err, checkpoint.ErrNotFound):
-		h.missing(r, causeNoCheckpoint, fmt.Sprintf("no completed checkpoint (chk-N/_metadata) of job %s under %s", r.jobID, dir.String()))
+		h.missing(r, causeNoCheckpoint, fmt.Sprintf("no completed checkpoint (chk-N/_metadata) of %s under %s", of, dir.String()))
 	case errors.Is(err, checkpoint.ErrInvalid):
 		r.log.Warn("lookup rejected", "err", err)
-		r.deny(http.StatusBadRequest, metav1.StatusReasonBadRequest, "cannot restore job %s: %v", r.jobID, err)
+		r.deny(http.StatusBadRequest, metav1.StatusReasonBadRequest, "cannot restore %s: %v", of, err)
 	case err != nil:
 		r.log.Error("checkpoint lookup failed", "dir", dir.String(), "err", err)
-		h.missing(r, causeLookupFailed, fmt.Sprintf("checkpoint lookup for job %s under %s failed: %v", r.jobID, dir.String(), err))
+		h.missing(r, causeLookupFailed, fmt.Sprintf("checkpoint lookup for %s under %s failed: %v", of, dir.String(), err))
 	case user != "":
 		h.preferNewer(lctx, r, user, cp)
+	case r.jobID == "":
+		r.log.Info("no job id carried: restoring the newest completed checkpoint under the checkpoint directory",
+			"checkpoint", cp.SavepointPath, "jobId", cp.JobID)
+		r.warn("no job id carried: restoring the newest completed checkpoint under %s, %s of job %s", dir.String(), cp.SavepointPath, cp.JobID)
+		h.setRestored(r, cp.SavepointPath, cp.JobID, DecisionRestoredLineage, nil)
 	default:
 		r.log.Info("restoring from the latest completed checkpoint", "checkpoint", cp.SavepointPath, "checkpointId", cp.ID)
 		h.setRestored(r, cp.SavepointPath, cp.JobID, DecisionRestored, nil)
 	}
 }
 
-// restoreLineage decides a marked object that carries no job id: it restores
-// the newest completed checkpoint under the deployment's checkpoint directory.
-func (h *Handler) restoreLineage(ctx context.Context, r *review) {
-	f := r.f
-	if f.Spec.Job == nil {
-		r.log.Info("FlinkDeployment without spec.job (session cluster): nothing to restore")
-		r.warn("no spec.job (session cluster): nothing to restore")
-		return
+// lookup returns the checkpoint to restore: the newest completed one of the
+// deployment's lineage under dir. With a carried job id that is the carried
+// job's latest, unless a job started from its state since (for example on a
+// cluster it never became healthy on) completed a newer one; without one, the
+// newest of any job there (the object is re-created after the failover
+// completed, or Karmada could not extract the job id).
+func (h *Handler) lookup(ctx context.Context, r *review, dir checkpoint.Location) (checkpoint.Checkpoint, error) {
+	if r.jobID == "" {
+		return h.cfg.Locator.LatestCompletedInLineage(ctx, dir.String())
 	}
-	user := f.savepointPath()
-	if user != "" && h.cfg.UserSavepoint == UserSavepointKeep {
-		r.log.Info("keeping the template's initialSavepointPath (user-savepoint=keep)", "initialSavepointPath", user)
-		r.annotate(map[string]string{AnnotationDecision: DecisionKeptUserSavepoint})
-		return
+	cp, err := h.cfg.Locator.LatestCompleted(ctx, dir.String(), r.jobID)
+	if err != nil && !errors.Is(err, checkpoint.ErrNotFound) {
+		return cp, err
 	}
-	dir, ok := h.checkpointDir(r)
-	if !ok {
-		return
-	}
-	lctx, cancel := context.WithTimeout(ctx, h.cfg.LookupTimeout)
-	defer cancel()
-	cp, err := h.cfg.Locator.LatestCompletedInLineage(lctx, dir.String())
+	lineage, lerr := h.cfg.Locator.LatestCompletedInLineage(ctx, dir.String())
 	switch {
-	case errors.Is(err, checkpoint.ErrNotFound) && user != "":
-		r.annotate(map[string]string{AnnotationDecision: DecisionKeptUserSavepoint})
-	case errors.Is(err, checkpoint.ErrNotFound):
-		h.missing(r, causeNoJobID, fmt.Sprintf("%s=%s without a job id and no completed checkpoint (chk-N/_metadata) of any job "+
-			"under %s: Karmada could not extract the job id (check the PropagationPolicy's statePreservation rule and the old "+
-			"object's status.jobStatus.jobId)", LabelFailoverReason, r.reason, dir.String()))
-	case errors.Is(err, checkpoint.ErrInvalid):
-		r.log.Warn("lookup rejected", "err", err)
-		r.deny(http.StatusBadRequest, metav1.StatusReasonBadRequest, "cannot restore: %v", err)
-	case err != nil:
-		r.log.Error("checkpoint lookup failed", "dir", dir.String(), "err", err)
-		h.missing(r, causeLookupFailed, fmt.Sprintf("checkpoint lookup under %s failed: %v", dir.String(), err))
-	case user != "":
-		h.preferNewer(lctx, r, user, cp)
-	default:
-		r.log.Info("no job id carried: restoring the newest completed checkpoint under the checkpoint directory",
-			"checkpoint", cp.SavepointPath, "jobId", cp.JobID)
-		r.warn("no job id carried: restoring the newest completed checkpoint under %s, %s of job %s", dir.String(), cp.SavepointPath, cp.JobID)
-		h.setRestored(r, cp.SavepointPath, cp.JobID, DecisionRestoredLineage, nil)
+	case lerr == nil && (err != nil || lineage.Completed.After(cp.Completed)):
+		r.log.Info("a later job of the lineage checkpointed after the carried job", "jobId", lineage.JobID, "checkpoint", lineage.SavepointPath)
+		return lineage, nil
+	case lerr != nil && !errors.Is(lerr, checkpoint.ErrNotFound):
+		return cp, lerr
 	}
+	return cp, err
+}
+
+// keepUserSavepoint records that the template's initialSavepointPath is kept.
+func (h *Handler) keepUserSavepoint(r *review) {
+	ann := map[string]string{AnnotationDecision: DecisionKeptUserSavepoint}
+	if r.jobID != "" {
+		ann[AnnotationFromJobID] = r.jobID
+	}
+	r.annotate(ann)
 }
 
 // checkpointDir returns the object's checkpoint directory, from its
@@ -501,8 +485,8 @@ func (h *Handler) preferNewer(ctx context.Context, r *review, user string, cp ch
 		r.log.Info("the template's initialSavepointPath is not older than the latest checkpoint: keeping it",
 			"initialSavepointPath", user, "savepointCompleted", spTime, "checkpoint", cp.SavepointPath, "checkpointCompleted", cp.Completed)
 		r.warn("keeping initialSavepointPath %s: it completed at %s, not before the latest checkpoint %s of job %s (%s)",
-			user, spTime.UTC().Format(time.RFC3339), cp.SavepointPath, r.jobID, cp.Completed.UTC().Format(time.RFC3339))
-		r.annotate(map[string]string{AnnotationDecision: DecisionKeptUserSavepoint, AnnotationFromJobID: r.jobID})
+			user, spTime.UTC().Format(time.RFC3339), cp.SavepointPath, cp.JobID, cp.Completed.UTC().Format(time.RFC3339))
+		h.keepUserSavepoint(r)
 		return
 	}
 	r.log.Info("replacing the template's initialSavepointPath with the newer checkpoint (user-savepoint=override)",
