@@ -171,6 +171,12 @@ var _ = Describe("Flink application failover: the job loses its task slots, then
 	})
 })
 
+var _ = Describe("Flink failover A → B → C where the job never becomes healthy on B (upstream #6232)", Label("lab", "fault", "flink", "slow"), func() {
+	FlinkChainSpec(context.TODO(), func() FlinkChainSpecInput {
+		return FlinkChainSpecInput{E2EConfig: e2eConfig, Lab: lab, ArtifactFolder: artifacts, Candidates: []string{"member1", "member2", "member3"}}
+	})
+})
+
 var _ = Describe("Flink application failover with a stale initialSavepointPath in the template", Label("lab", "fault", "flink", "slow"), func() {
 	FlinkFailoverSpec(context.TODO(), func() FlinkFailoverSpecInput {
 		return FlinkFailoverSpecInput{E2EConfig: e2eConfig, Lab: lab, ArtifactFolder: artifacts, Fault: FaultFlinkStarved, Candidates: []string{"member2", "member3"},
