@@ -70,12 +70,7 @@ func BadInputSpec(ctx context.Context, inputGetter func() BadInputSpecInput) {
 		Expect(labels).NotTo(HaveKey(framework.FailoverReasonLabel), "a marker forged by the template reached %s", source)
 		Expect(annotations).NotTo(HaveKey(framework.FailoverFromAnnotation), "a marker forged by the template reached %s", source)
 
-		var others []string
-		for _, c := range input.Candidates {
-			if c != source {
-				others = append(others, c)
-			}
-		}
+		others := clustersExcept(input.Candidates, source)
 		versions := e.watchDeploymentLabels(ctx, others, name)
 		e.taint(ctx, source, "lab.karmada.io/fault")
 		dest := e.waitMovedAway(ctx, name, source)[0]

@@ -117,12 +117,7 @@ func FailoverSpec(ctx context.Context, inputGetter func() FailoverSpecInput) {
 		labels, _ := e.memberMeta(ctx, source, name)
 		Expect(labels).NotTo(HaveKey(framework.FailoverReasonLabel), "no marker on the first placement")
 
-		var others []string
-		for _, c := range input.Candidates {
-			if c != source {
-				others = append(others, c)
-			}
-		}
+		others := clustersExcept(input.Candidates, source)
 		// What the destination's Deployment looked like when Karmada created it and
 		// at every change since: the state is there only while the failover is in progress.
 		versions := e.watchDeploymentLabels(ctx, others, name)

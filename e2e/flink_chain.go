@@ -64,12 +64,7 @@ func FlinkChainSpec(ctx context.Context, inputGetter func() FlinkChainSpecInput)
 			},
 		})
 		a, old := e.waitFlinkCheckpointed(ctx, name, 3)
-		var others []string
-		for _, c := range input.Candidates {
-			if c != a {
-				others = append(others, c)
-			}
-		}
+		others := clustersExcept(input.Candidates, a)
 		slices.Sort(others)
 		b, c := others[0], others[1]
 		e.timeline.Mark(fmt.Sprintf("job %s RUNNING on %s (A), 3 checkpoints", old.JobID[:8], a))

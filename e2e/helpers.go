@@ -210,3 +210,14 @@ func (v *deploymentVersions) everHad(member, key string) bool {
 	}
 	return false
 }
+
+// clustersExcept returns clusters without cluster, in their order.
+func clustersExcept(clusters []string, cluster string) []string {
+	var others []string
+	for _, c := range clusters {
+		if c != cluster {
+			others = append(others, c)
+		}
+	}
+	return others
+}

@@ -171,7 +171,7 @@ func (s *Store) LatestCompletedInLineage(ctx context.Context, checkpointDir stri
 		if err != nil {
 			return Checkpoint{}, err
 		}
-		if !found || cp.Completed.After(best.Completed) || (cp.Completed.Equal(best.Completed) && cp.ID > best.ID) {
+		if !found || writtenLater(cp.Completed, cp.ID, best.Completed, best.ID) {
 			best, found = cp, true
 		}
 	}
@@ -183,7 +183,7 @@ func (s *Store) LatestCompletedInLineage(ctx context.Context, checkpointDir stri
 
 // addJobDir appends name if it is a job id, enforcing the bound.
 func (s *Store) addJobDir(jobs []string, dir Location, name string) ([]string, error) {
-	if ValidateJobID(name) != nil || slices.Contains(jobs, name) {
+	if ValidateJobID(name) != nil {
 		return jobs, nil
 	}
 	if limit := cmp.Or(s.MaxJobDirs, DefaultMaxJobDirs); len(jobs) >= limit {
@@ -270,11 +270,17 @@ func newest(cands []candidate) (candidate, bool) {
 		if !c.complete {
 			continue
 		}
-		if !found || c.completed.After(best.completed) || (c.completed.Equal(best.completed) && c.id > best.id) {
+		if !found || writtenLater(c.completed, c.id, best.completed, best.id) {
 			best, found = c, true
 		}
 	}
 	return best, found
+}
+
+// writtenLater tells whether checkpoint a (completed at ta, id a) was written
+// after checkpoint b: a later completion, or the higher id among equal times.
+func writtenLater(ta time.Time, a int64, tb time.Time, b int64) bool {
+	return ta.After(tb) || (ta.Equal(tb) && a > b)
 }
 
 // parseChk parses "chk-<digits>" and returns N.
