@@ -195,7 +195,7 @@ verify-series: ## Apply the series to a pristine tree; check DCO, reproducible e
 verify-generated: verify-series ## Same as verify-series (generated code freshness is one of its checks).
 
 .PHONY: verify-bisect
-verify-bisect: ## Every commit of the series builds and passes the tests of the packages it touches, alone (slow; not in CI).
+verify-bisect: ## Every commit of the series builds, is gofmt-ed, passes the tests of the packages it touches and (when it changes flags or gates) upstream's verify-command-line-flags, alone (slow; not in CI).
 	@hack/verify-bisect.sh
 
 .PHONY: upstream-series

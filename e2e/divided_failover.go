@@ -8,6 +8,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
+	workv1alpha2 "github.com/karmada-failover/lab/apis/work/v1alpha2"
 	"github.com/karmada-failover/lab/e2e/framework"
 )
 
@@ -67,6 +68,47 @@ func DividedFailoverSpec(ctx context.Context, inputGetter func() DividedFailover
 		Expect(annotations[framework.FailoverFromAnnotation]).To(ContainSubstring(failed))
 		labels, _ = e.memberMeta(ctx, kept, name)
 		Expect(labels).NotTo(HaveKey(framework.FailoverReasonLabel), "%s kept its replicas: not a failover destination", kept)
+	})
+
+	It("records two clusters failing at once as two failovers, each once, and marks the cluster that received their replicas", func(ctx SpecContext) {
+		e.deployWithPolicy(ctx, name, 4, framework.PolicyInput{
+			Clusters: input.Lab.MemberNames()[:3], Divided: true, DividedMinGroups: 1, TolerationSeconds: 10, ClusterFailover: true,
+			StateRules: map[string]string{stateLabel: "{.replicas}"},
+		})
+		placed := e.waitPlaced(ctx, name)
+		Expect(placed).To(HaveLen(2))
+		e.timeline.Mark("failure injected on " + placed[0] + " and " + placed[1])
+		e.taint(ctx, placed[0], "lab.karmada.io/fault")
+		e.taint(ctx, placed[1], "lab.karmada.io/fault")
+		e.waitMovedAway(ctx, name, placed[0])
+		after := e.waitMovedAway(ctx, name, placed[1])
+		Expect(after).To(HaveLen(1))
+		dest := after[0]
+
+		var history []workv1alpha2.FailoverHistoryItem
+		e.eventually(ctx, "wait-scheduled", func(g Gomega, ctx context.Context) {
+			history = e.history(ctx, name)
+			g.Expect(history).To(HaveLen(2), "one item per cluster moved away from")
+			var from []string
+			for _, item := range history {
+				g.Expect(item.Evictions).To(HaveLen(1))
+				from = append(from, item.Evictions[0].FromCluster)
+				g.Expect(item.ClustersAfterFailover).NotTo(BeEmpty(), "the placement after each failover is known")
+			}
+			g.Expect(from).To(ConsistOf(placed[0], placed[1]))
+			g.Expect(history[len(history)-1].ClustersAfterFailover).To(Equal([]string{dest}))
+		}).Should(Succeed())
+		sameSecond := history[0].Evictions[0].CreationTimestamp.Unix() == history[1].Evictions[0].CreationTimestamp.Unix()
+		GinkgoWriter.Printf("tasks stamped %s and %s (same second: %t)\n", history[0].Evictions[0].CreationTimestamp.UTC().Format("15:04:05"),
+			history[1].Evictions[0].CreationTimestamp.UTC().Format("15:04:05"), sameSecond)
+
+		labels, annotations := e.memberMeta(ctx, dest, name)
+		Expect(labels).To(HaveKeyWithValue(framework.FailoverReasonLabel, "ClusterFailure"), "%s received the replicas of both", dest)
+		Expect(annotations[framework.FailoverFromAnnotation]).To(Or(ContainSubstring(placed[0]), ContainSubstring(placed[1])))
+		// Recorded once: later passes of the controller add nothing.
+		e.consistently(ctx, func(g Gomega, ctx context.Context) {
+			g.Expect(e.history(ctx, name)).To(HaveLen(2))
+		}).Should(Succeed())
 	})
 
 	AfterEach(func(ctx SpecContext) { e.finish(ctx) }, NodeTimeout(finishTimeout))

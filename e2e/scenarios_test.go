@@ -59,7 +59,7 @@ var _ = Describe("Consecutive failovers past the history limit", Label("lab", "f
 	})
 })
 
-var _ = Describe("Divided workload, one of its clusters fails", Label("lab", "fault"), func() {
+var _ = Describe("Divided workload, its clusters fail", Label("lab", "fault"), func() {
 	DividedFailoverSpec(context.TODO(), func() DividedFailoverSpecInput {
 		return DividedFailoverSpecInput{E2EConfig: e2eConfig, Lab: lab, ArtifactFolder: artifacts}
 	})

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# Check that every commit of the series builds and passes the unit tests of the packages
-# it touches, on its own (so that the series can be bisected and merged in parts).
+# Check that every commit of the series builds, is gofmt-ed, passes the unit tests of the
+# packages it touches and, when it changes flags or feature gates, upstream's
+# hack/verify-command-line-flags.sh, on its own (so that the series can be bisected and merged
+# in parts).
 # Works in a scratch clone, _output/bisect/karmada. Slow: not part of `make test`.
 # shellcheck source=hack/lib/init.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib/init.sh"
@@ -28,7 +30,19 @@ while read -r sha; do
   if [[ ${#pkgs[@]} -gt 0 ]] && ! go test -count=1 "${pkgs[@]}" >/tmp/bisect-test.log 2>&1; then
     log::err "${subject}: tests fail"; grep -E '^(---|FAIL|ok)' /tmp/bisect-test.log | head -n 20 >&2; failed=1; continue
   fi
-  log::ok "${subject} ($((SECONDS - start))s, ${#pkgs[@]} packages tested)"
+  mapfile -t gofiles < <(git diff --name-only --diff-filter=d "${sha}^" "${sha}" -- '*.go')
+  if [[ ${#gofiles[@]} -gt 0 ]] && [[ -n "$(gofmt -l "${gofiles[@]}")" ]]; then
+    log::err "${subject}: not gofmt-ed: $(gofmt -l "${gofiles[@]}" | tr '\n' ' ')"; failed=1; continue
+  fi
+  # A commit that changes flags or feature gates carries its regenerated flag reference.
+  checks=""
+  if [[ -n "$(git diff --name-only "${sha}^" "${sha}" -- cmd pkg/features)" ]] && [[ -x hack/verify-command-line-flags.sh ]]; then
+    if ! GOBIN="${OUTPUT}/tools/bin" PATH="${OUTPUT}/tools/bin:${PATH}" hack/verify-command-line-flags.sh >/tmp/bisect-verify.log 2>&1; then
+      log::err "${subject}: hack/verify-command-line-flags.sh fails"; tail -n 20 /tmp/bisect-verify.log >&2; failed=1; continue
+    fi
+    checks=", command-line flags verified"
+  fi
+  log::ok "${subject} ($((SECONDS - start))s, ${#pkgs[@]} packages tested${checks})"
 done < <(git rev-list --reverse "refs/tags/${VERSION}..refs/heads/series")
 [[ ${failed} == 0 ]] || die "some commits of the series do not build or pass their tests alone"
 log::ok "every commit of the series builds and passes its package tests alone"

@@ -91,6 +91,10 @@ type PolicyInput struct {
 	// Divided spreads the replicas over two clusters (Divided, Aggregated) instead
 	// of placing the whole workload on one.
 	Divided bool
+	// DividedMinGroups is the least number of clusters a Divided workload may be
+	// spread over (default 2, the number of clusters it is spread over at first): 1
+	// lets it fail over to a single cluster when two fail at once.
+	DividedMinGroups int
 	// TolerationSeconds after a NoExecute not-ready taint (cluster failover) or
 	// an unhealthy application (application failover) before eviction.
 	TolerationSeconds int32
@@ -124,7 +128,11 @@ func NewPropagationPolicy(in PolicyInput) *policyv1alpha1.PropagationPolicy {
 			ReplicaDivisionPreference: policyv1alpha1.ReplicaDivisionPreferenceWeighted,
 			WeightPreference:          &policyv1alpha1.ClusterPreferences{DynamicWeight: policyv1alpha1.DynamicWeightByAvailableReplicas},
 		}
-		p.Spec.Placement.SpreadConstraints = []policyv1alpha1.SpreadConstraint{{SpreadByField: policyv1alpha1.SpreadByFieldCluster, MinGroups: 2, MaxGroups: 2}}
+		minGroups := 2
+		if in.DividedMinGroups > 0 {
+			minGroups = in.DividedMinGroups
+		}
+		p.Spec.Placement.SpreadConstraints = []policyv1alpha1.SpreadConstraint{{SpreadByField: policyv1alpha1.SpreadByFieldCluster, MinGroups: minGroups, MaxGroups: 2}}
 	} else {
 		p.Spec.Placement.ReplicaScheduling = &policyv1alpha1.ReplicaSchedulingStrategy{ReplicaSchedulingType: policyv1alpha1.ReplicaSchedulingTypeDuplicated}
 		p.Spec.Placement.SpreadConstraints = []policyv1alpha1.SpreadConstraint{{SpreadByField: policyv1alpha1.SpreadByFieldCluster, MinGroups: 1, MaxGroups: 1}}

@@ -227,12 +227,15 @@ type ResourceBindingStatus struct {
 
 	// FailoverHistory records the most recent failovers of the referencing resource,
 	// ordered from the oldest to the newest (the newest item is the last one).
-	// Each application failover or cluster failover adds one item.
+	// Each application failover or cluster failover adds one item per cluster the
+	// resource is moved away from, also when several clusters fail at once.
 	// The list is bounded: karmada-controller-manager keeps at most the number of
 	// items set by its --failover-history-limit flag (default 5) and drops the
 	// oldest items beyond that, except the items of graceful eviction tasks that
 	// are still on the binding (at most one per cluster).
 	// It is maintained only when the FailoverHistory feature gate is enabled.
+	// It never holds more than 100 items (see MaxFailoverHistoryItems).
+	// +kubebuilder:validation:MaxItems=100
 	// +optional
 	FailoverHistory []FailoverHistoryItem `json:"failoverHistory,omitempty"`
 }
@@ -250,6 +253,18 @@ const (
 	// that carried a NoExecute taint it does not tolerate, typically because the
 	// cluster failed.
 	FailoverReasonClusterFailure FailoverReason = "ClusterFailure"
+)
+
+const (
+	// MaxFailoverHistoryItems is the maximum number of items status.failoverHistory holds,
+	// whatever the limit karmada-controller-manager is configured with and however many failovers
+	// are in progress at once.
+	MaxFailoverHistoryItems = 100
+
+	// MaxFailoverHistoryStateValueLength is the maximum length of a preserved state value the
+	// failover history records. A longer value stays in the graceful eviction task that preserved
+	// it, and is left out of the history.
+	MaxFailoverHistoryStateValueLength = 1024
 )
 
 // FailoverHistoryItem records one failover of the referencing resource.
@@ -271,22 +286,30 @@ type FailoverHistoryItem struct {
 	ClustersBeforeFailover []string `json:"clustersBeforeFailover"`
 
 	// ClustersAfterFailover records the clusters the resource was scheduled to
-	// once the failover completed. It is empty until the new placement is known.
+	// once the failover completed. Failovers the scheduler observed together share
+	// the placement observed after them. It is empty while the new placement is not
+	// known: until the scheduler has observed the failover, and for good when the
+	// eviction task of the failover was retired before that, or does not list its
+	// clusters before failover.
 	// +optional
 	ClustersAfterFailover []string `json:"clustersAfterFailover,omitempty"`
 
-	// PreservedLabelState records the state preserved from the clusters the resource
-	// was moved away from, as extracted by the StatePreservation rules of the
-	// failover behavior. When a failover could not extract any state (for example,
-	// the application never ran on the cluster it was moved away from), the state of
-	// the previous failover is carried over.
+	// PreservedLabelState records the state the failover carries: the state preserved
+	// from the cluster the resource was moved away from, as extracted by the
+	// StatePreservation rules of the failover behavior. When the failover could not
+	// extract any state (for example, the application never ran on the cluster it was
+	// moved away from) and that cluster is where the previous failover moved the
+	// resource to, the state of the previous failover is carried over.
+	// Values longer than MaxFailoverHistoryStateValueLength are left out.
 	// +optional
 	PreservedLabelState map[string]string `json:"preservedLabelState,omitempty"`
 
 	// Evictions identifies the graceful eviction tasks the failover recorded, one
-	// per cluster the resource was moved away from. A task is recorded when an item
-	// lists its cluster, producer and creation timestamp; the order of the items and
-	// the clocks of the controllers play no part.
+	// per cluster the resource was moved away from. karmada-controller-manager records
+	// each task as a failover of its own, so it writes one eviction per item; a list
+	// keeps items written before that readable. A task is recorded when an item lists
+	// its cluster, producer and creation timestamp; the order of the items and the
+	// clocks of the controllers play no part.
 	// +optional
 	Evictions []FailoverEviction `json:"evictions,omitempty"`
 }
@@ -305,6 +328,12 @@ type FailoverEviction struct {
 	// CreationTimestamp is the creation timestamp of the graceful eviction task.
 	// +required
 	CreationTimestamp metav1.Time `json:"creationTimestamp"`
+
+	// PreservedLabelState is the state the graceful eviction task preserved from
+	// FromCluster, kept per source cluster so that the states of several clusters are
+	// never merged. Values longer than MaxFailoverHistoryStateValueLength are left out.
+	// +optional
+	PreservedLabelState map[string]string `json:"preservedLabelState,omitempty"`
 }
 
 // AggregatedStatusItem represents status of the resource running in a member cluster.

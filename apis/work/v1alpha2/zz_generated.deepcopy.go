@@ -112,6 +112,13 @@ func (in *ClusterResourceBindingList) DeepCopyObject() runtime.Object {
 func (in *FailoverEviction) DeepCopyInto(out *FailoverEviction) {
 	*out = *in
 	in.CreationTimestamp.DeepCopyInto(&out.CreationTimestamp)
+	if in.PreservedLabelState != nil {
+		in, out := &in.PreservedLabelState, &out.PreservedLabelState
+		*out = make(map[string]string, len(*in))
+		for key, val := range *in {
+			(*out)[key] = val
+		}
+	}
 	return
 }
 
