@@ -114,9 +114,9 @@ verify-kind-lab: ## Static checks of the kind lab (no Docker needed): shellcheck
 ##@ Benchmarks
 
 .PHONY: bench
-bench: build build-upstream lab-binaries lab-cli ## Failover cost, upstream vs patched on one lab, alternating (BENCH_N=2000, BENCH_ROUNDS=2; BENCH_QUICK=1: 200). Result: _output/bench/result.json; last line JSON with drain_ratio.
+bench: build build-upstream lab-binaries lab-cli ## Failover cost, upstream vs patched on one lab, alternating (BENCH_N=2000, BENCH_ROUNDS=2; BENCH_QUICK=1: 200; BENCH_RESUME=1 continues an interrupted result). Result: _output/bench/result.json, written after each round; last line JSON with drain_ratio.
 	@$(LAB) status >/dev/null 2>&1 || $(LAB) up
-	go run ./bench -n $(if $(BENCH_QUICK),200,$(or $(BENCH_N),2000)) -rounds $(or $(BENCH_ROUNDS),2) -out _output/bench/result.json
+	go run ./bench -n $(if $(BENCH_QUICK),200,$(or $(BENCH_N),2000)) -rounds $(or $(BENCH_ROUNDS),2) -out _output/bench/result.json $(if $(BENCH_RESUME),-resume)
 
 ##@ End-to-end (E2E_LABELS, E2E_FOCUS; the suite brings the lab up when it is not up, and down again)
 
@@ -195,7 +195,7 @@ verify-series: ## Apply the series to a pristine tree; check DCO, reproducible e
 verify-generated: verify-series ## Same as verify-series (generated code freshness is one of its checks).
 
 .PHONY: verify-bisect
-verify-bisect: ## Every commit of the series builds, is gofmt-ed, passes the tests of the packages it touches and (when it changes flags or gates) upstream's verify-command-line-flags, alone (slow; not in CI).
+verify-bisect: ## Every commit of the series builds, is gofmt-ed, passes the tests of the packages it touches and (when it changes flags or gates) upstream's verify-command-line-flags, alone (slow; not in CI; BISECT_FROM=N starts at commit N).
 	@hack/verify-bisect.sh
 
 .PHONY: upstream-series

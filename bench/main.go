@@ -36,6 +36,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -44,6 +45,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/ptr"
 
@@ -76,13 +78,38 @@ type Run struct {
 
 // Result is the JSON file.
 type Result struct {
-	Command string             `json:"command"`
-	Machine string             `json:"machine"`
-	Started time.Time          `json:"started"`
-	N       int                `json:"n"`
+	Command string    `json:"command"`
+	Machine string    `json:"machine"`
+	Started time.Time `json:"started"`
+	N       int       `json:"n"`
+	// Setup names what the runs measured: both Karmada builds and the lab's size. A result
+	// is resumed (-resume) only with the same setup.
+	Setup Setup `json:"setup"`
+	// Rounds is the number of rounds asked for; the file is written after each round, so
+	// len(Runs) < 2*Rounds marks a result still in progress.
+	Rounds  int                `json:"rounds"`
 	Runs    []Run              `json:"runs"`
 	Medians map[string]Summary `json:"medians"`
 	Ratios  map[string]float64 `json:"ratios"`
+	// RoundRatios are patched/upstream of each round, so the spread between rounds shows.
+	RoundRatios []RoundRatio `json:"roundRatios,omitempty"`
+}
+
+// Setup is what must not change between the rounds of one result.
+type Setup struct {
+	Patched        string `json:"patched"`
+	Upstream       string `json:"upstream"`
+	NodesPerMember int    `json:"nodesPerMember"`
+	Members        int    `json:"members"`
+}
+
+// RoundRatio compares the two runs of one round.
+type RoundRatio struct {
+	Round int `json:"round"`
+	// DrainPerBinding is patched/upstream drain time per failed-over binding.
+	DrainPerBinding float64 `json:"drainPerBinding"`
+	// ExtraWrites is patched minus upstream API writes per failed-over binding.
+	ExtraWrites float64 `json:"extraWrites"`
 }
 
 // Summary is median, min and max of a measure for one flavour.
@@ -123,16 +150,17 @@ func main() {
 	}
 	n := flag.Int("n", 2000, "Deployments (bindings) per run")
 	rounds := flag.Int("rounds", 2, "rounds; each runs upstream then patched (A B A B ...)")
-	out := flag.String("out", "_output/bench/result.json", "result file")
+	out := flag.String("out", "_output/bench/result.json", "result file, written after each round")
+	resume := flag.Bool("resume", false, "continue the rounds of -out when it was measured with the same builds, lab size and -n")
 	flag.Parse()
 	klog.LogToStderr(false)
-	if err := run(*n, *rounds, *out); err != nil {
+	if err := run(*n, *rounds, *out, *resume); err != nil {
 		fmt.Fprintln(os.Stderr, "ERROR:", err)
 		os.Exit(1)
 	}
 }
 
-func run(n, rounds int, out string) error {
+func run(n, rounds int, out string, resume bool) error {
 	ctx := context.Background()
 	root, _ := os.Getwd()
 	cfg, err := config.Load(root)
@@ -147,9 +175,29 @@ func run(n, rounds int, out string) error {
 	if err != nil {
 		return err
 	}
-	res := &Result{Command: "go run ./bench " + strings.Join(os.Args[1:], " "), Machine: machine(), Started: time.Now().UTC(), N: n}
+	setup, err := benchSetup(ctx, cfg.Root, fl)
+	if err != nil {
+		return err
+	}
+	res := &Result{Command: "go run ./bench " + strings.Join(os.Args[1:], " "), Machine: machine(), Started: time.Now().UTC(), N: n, Setup: setup}
+	if resume {
+		if res, err = resumeResult(out, n, rounds, setup); err != nil {
+			return err
+		}
+	}
+	res.Rounds = rounds
+	done := map[string]bool{}
+	for _, r := range res.Runs {
+		done[fmt.Sprintf("%d/%s", r.Round, r.Flavour)] = true
+	}
 	defer func() { _ = lab.SwitchKarmada(ctx, config.FlavourPatched) }()
 	for r := 1; r <= rounds; r++ {
+		if done[fmt.Sprintf("%d/%s", r, config.FlavourUpstream)] && done[fmt.Sprintf("%d/%s", r, config.FlavourPatched)] {
+			fmt.Fprintf(os.Stderr, "round %d/%d: measured before (%s)\n", r, rounds, out)
+			continue
+		}
+		// A round is measured as a pair: a half-measured round is measured again.
+		res.Runs = slices.DeleteFunc(res.Runs, func(run Run) bool { return run.Round == r })
 		for _, f := range []config.Flavour{config.FlavourUpstream, config.FlavourPatched} {
 			fmt.Fprintf(os.Stderr, "round %d/%d: %s, %d bindings\n", r, rounds, f, n)
 			if err := lab.SwitchKarmada(ctx, f); err != nil {
@@ -163,9 +211,65 @@ func run(n, rounds int, out string) error {
 				one.DrainSeconds, one.FailedOver, one.WritesPerRB, one.ControllerCPU)
 			res.Runs = append(res.Runs, *one)
 		}
+		// Written after each round: an interrupted benchmark resumes with -resume.
+		summarize(res)
+		if err := writeResult(res, out, n, rounds); err != nil {
+			return err
+		}
 	}
-	summarize(res)
-	return writeResult(res, out, n, rounds)
+	return nil
+}
+
+// benchSetup reads the builds the lab switches between (their build stamps) and the lab's size.
+func benchSetup(ctx context.Context, root string, fl *framework.Lab) (Setup, error) {
+	var s Setup
+	for _, f := range []config.Flavour{config.FlavourPatched, config.FlavourUpstream} {
+		b, err := os.ReadFile(filepath.Join(root, "_output", "bin", string(f), ".build-stamp"))
+		if err != nil {
+			return s, fmt.Errorf("the %s build is missing (make build build-upstream): %w", f, err)
+		}
+		stamp := strings.Fields(string(b))
+		if len(stamp) == 0 {
+			return s, fmt.Errorf("empty build stamp of the %s build", f)
+		}
+		if f == config.FlavourPatched {
+			s.Patched = stamp[0]
+		} else {
+			s.Upstream = stamp[0]
+		}
+	}
+	s.Members = len(fl.MemberNames())
+	nodes, err := fl.Member(fl.MemberNames()[0]).Kube().CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return s, fmt.Errorf("counting the nodes of %s: %w", fl.MemberNames()[0], err)
+	}
+	s.NodesPerMember = len(nodes.Items)
+	return s, nil
+}
+
+// resumeResult reads a result file to continue its rounds. It refuses a file measured with
+// other builds, another lab size or another number of bindings: rounds of different setups
+// do not make one median.
+func resumeResult(out string, n, rounds int, setup Setup) (*Result, error) {
+	b, err := os.ReadFile(out)
+	if err != nil {
+		return nil, fmt.Errorf("nothing to resume: %w", err)
+	}
+	var res Result
+	if err := json.Unmarshal(b, &res); err != nil {
+		return nil, fmt.Errorf("nothing to resume: %s: %w", out, err)
+	}
+	if res.N != n || res.Setup != setup {
+		return nil, fmt.Errorf("cannot resume %s: it was measured with n=%d and %+v, this run has n=%d and %+v; run without -resume (BENCH_RESUME) to start again",
+			out, res.N, res.Setup, n, setup)
+	}
+	for _, r := range res.Runs {
+		if r.Round > rounds {
+			return nil, fmt.Errorf("cannot resume %s: it has round %d, more than the %d rounds asked for", out, r.Round, rounds)
+		}
+	}
+	res.Command = "go run ./bench " + strings.Join(os.Args[1:], " ")
+	return &res, nil
 }
 
 // writeResult writes the result file and prints the final JSON line. The
@@ -176,13 +280,17 @@ func writeResult(res *Result, out string, n, rounds int) error {
 		return err
 	}
 	b, _ := json.MarshalIndent(res, "", "  ")
-	if err := os.WriteFile(out, append(b, '\n'), 0o644); err != nil {
+	// Replace the file in one step, so that an interrupted run leaves the previous rounds intact.
+	if err := os.WriteFile(out+".tmp", append(b, '\n'), 0o644); err != nil {
+		return err
+	}
+	if err := os.Rename(out+".tmp", out); err != nil {
 		return err
 	}
 	final, _ := json.Marshal(map[string]interface{}{
 		"drain_ratio": res.Ratios["drainSecondsPerFailedOverBinding"], "drain_total_ratio": res.Ratios["drainSeconds"], "writes_ratio": res.Ratios["apiWritesPerFailedOverBinding"],
 		"extra_writes_per_binding": res.Ratios["extraWritesPerBinding"], "history_bytes_at_cap": res.Ratios["historyBytesAtCap"],
-		"n": n, "rounds": rounds, "result": out,
+		"n": n, "rounds": rounds, "rounds_done": len(res.RoundRatios), "result": out,
 	})
 	fmt.Println(string(final))
 	return nil
@@ -339,20 +447,19 @@ func waitGone(ctx context.Context, k *framework.ClusterProxy, ns string) error {
 }
 
 func poll(ctx context.Context, timeout time.Duration, cond func() (bool, error)) error {
-	deadline := time.Now().Add(timeout)
 	var last error
-	for time.Now().Before(deadline) {
+	err := wait.PollUntilContextTimeout(ctx, 250*time.Millisecond, timeout, true, func(context.Context) (bool, error) {
 		ok, err := cond()
-		if ok {
-			return nil
-		}
 		last = err
-		time.Sleep(250 * time.Millisecond)
-	}
-	if last != nil {
+		return ok, nil // an error is retried until the timeout, and reported then
+	})
+	if err != nil && last != nil {
 		return fmt.Errorf("timed out after %s: %w", timeout, last)
 	}
-	return fmt.Errorf("timed out after %s", timeout)
+	if err != nil {
+		return fmt.Errorf("timed out after %s", timeout)
+	}
+	return nil
 }
 
 var requestLine = regexp.MustCompile(`^apiserver_request_total\{([^}]*)\} ([0-9.e+]+)$`)
@@ -453,6 +560,25 @@ func summarize(res *Result) {
 			res.Ratios[name] = pa / up
 		}
 	}
+	res.RoundRatios = nil
+	byRound := map[int]map[config.Flavour]Run{}
+	for _, r := range res.Runs {
+		if byRound[r.Round] == nil {
+			byRound[r.Round] = map[config.Flavour]Run{}
+		}
+		byRound[r.Round][r.Flavour] = r
+	}
+	for round, runs := range byRound {
+		up, okU := runs[config.FlavourUpstream]
+		pa, okP := runs[config.FlavourPatched]
+		if !okU || !okP || up.FailedOver == 0 || pa.FailedOver == 0 || up.DrainSeconds == 0 {
+			continue
+		}
+		res.RoundRatios = append(res.RoundRatios, RoundRatio{Round: round,
+			DrainPerBinding: (pa.DrainSeconds / float64(pa.FailedOver)) / (up.DrainSeconds / float64(up.FailedOver)),
+			ExtraWrites:     pa.WritesPerRB - up.WritesPerRB})
+	}
+	sort.Slice(res.RoundRatios, func(i, j int) bool { return res.RoundRatios[i].Round < res.RoundRatios[j].Round })
 	res.Ratios["extraWritesPerBinding"] = res.Medians["patched/apiWritesPerFailedOverBinding"].Median - res.Medians["upstream/apiWritesPerFailedOverBinding"].Median
 	// One history item per failed-over binding here; the cap holds --failover-history-limit (5).
 	res.Ratios["historyBytesAtCap"] = 5 * (res.Medians["patched/meanFailedOverBindingBytes"].Median - res.Medians["upstream/meanFailedOverBindingBytes"].Median)

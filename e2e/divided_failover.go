@@ -4,6 +4,8 @@ package e2e
 
 import (
 	"context"
+	"strings"
+	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -34,7 +36,7 @@ func DividedFailoverSpec(ctx context.Context, inputGetter func() DividedFailover
 		input = inputGetter()
 		Expect(len(input.Lab.MemberNames())).To(BeNumerically(">=", 3), "divided spec needs three members")
 		e = newSpecEnv(ctx, "divided", input.E2EConfig, input.Lab, input.ArtifactFolder)
-		e.timeline = framework.NewTimeline("Divided workload, one cluster fails (" + e.ns + ")")
+		e.timeline = framework.NewTimeline("Divided workload, its clusters fail (" + e.ns + ")")
 	})
 
 	It("marks only the cluster that received the failed cluster's replicas", func(ctx SpecContext) {
@@ -85,19 +87,10 @@ func DividedFailoverSpec(ctx context.Context, inputGetter func() DividedFailover
 		Expect(after).To(HaveLen(1))
 		dest := after[0]
 
-		var history []workv1alpha2.FailoverHistoryItem
-		e.eventually(ctx, "wait-scheduled", func(g Gomega, ctx context.Context) {
-			history = e.history(ctx, name)
-			g.Expect(history).To(HaveLen(2), "one item per cluster moved away from")
-			var from []string
-			for _, item := range history {
-				g.Expect(item.Evictions).To(HaveLen(1))
-				from = append(from, item.Evictions[0].FromCluster)
-				g.Expect(item.ClustersAfterFailover).NotTo(BeEmpty(), "the placement after each failover is known")
-			}
-			g.Expect(from).To(ConsistOf(placed[0], placed[1]))
-			g.Expect(history[len(history)-1].ClustersAfterFailover).To(Equal([]string{dest}))
-		}).Should(Succeed())
+		history := waitFailoversFrom(ctx, e, name, "ClusterFailure", placed, func(g Gomega, item workv1alpha2.FailoverHistoryItem) {
+			g.Expect(item.ClustersAfterFailover).NotTo(BeEmpty(), "the placement after each failover is known")
+		})
+		Expect(history[len(history)-1].ClustersAfterFailover).To(Equal([]string{dest}))
 		sameSecond := history[0].Evictions[0].CreationTimestamp.Unix() == history[1].Evictions[0].CreationTimestamp.Unix()
 		GinkgoWriter.Printf("tasks stamped %s and %s (same second: %t)\n", history[0].Evictions[0].CreationTimestamp.UTC().Format("15:04:05"),
 			history[1].Evictions[0].CreationTimestamp.UTC().Format("15:04:05"), sameSecond)
@@ -111,5 +104,84 @@ func DividedFailoverSpec(ctx context.Context, inputGetter func() DividedFailover
 		}).Should(Succeed())
 	})
 
+	It("records two clusters failing in the same second as two failovers, each once, and marks the cluster that received their replicas", func(ctx SpecContext) {
+		skipUnsupported(input.Lab, framework.FaultFailPods)
+		e.deployWithPolicy(ctx, name, 4, framework.PolicyInput{
+			Clusters: input.Lab.MemberNames()[:3], Divided: true, DividedMinGroups: 1, TolerationSeconds: 20, ApplicationFailover: true,
+			StateRules: map[string]string{stateLabel: "{.replicas}"},
+		})
+		placed := e.waitPlaced(ctx, name)
+		Expect(placed).To(HaveLen(2))
+		for _, c := range placed {
+			Expect(input.Lab.Faults.FailPods(ctx, c, e.ns, "app="+name, false)).To(Succeed())
+		}
+		e.timeline.Mark("pods failing on " + placed[0] + " and " + placed[1])
+		By("seeing Karmada report the Deployment Unhealthy on both clusters")
+		e.eventually(ctx, "wait-failover", func(g Gomega, ctx context.Context) {
+			rb, err := framework.GetBinding(ctx, input.Lab.Karmada, e.ns, framework.BindingName(name, "Deployment"))
+			g.Expect(err).NotTo(HaveOccurred())
+			unhealthy := 0
+			for _, s := range rb.Status.AggregatedStatus {
+				if s.Health == workv1alpha2.ResourceUnhealthy {
+					unhealthy++
+				}
+			}
+			g.Expect(unhealthy).To(Equal(2), "aggregated status: %+v", rb.Status.AggregatedStatus)
+			g.Expect(rb.Spec.GracefulEvictionTasks).To(BeEmpty(), "still within the toleration")
+		}).Should(Succeed())
+		// Application failover keeps the time a cluster turned unhealthy in memory. Killing
+		// karmada-controller-manager while both clusters are unhealthy makes the restarted
+		// controller see both in its first pass, so their tolerations end together and it evicts
+		// both in one pass: two eviction tasks with the same creation time.
+		Expect(input.Lab.Faults.StopController(ctx, true)).To(Succeed())
+		e.cleanups = append(e.cleanups, func(ctx context.Context) { _ = input.Lab.Faults.StartController(ctx, nil) })
+		Expect(input.Lab.Faults.StartController(ctx, nil)).To(Succeed())
+		e.timeline.Mark("karmada-controller-manager killed (SIGKILL) and started again")
+
+		e.waitMovedAway(ctx, name, placed[0])
+		after := e.waitMovedAway(ctx, name, placed[1])
+		Expect(after).To(HaveLen(1))
+		dest := after[0]
+		e.timeline.Mark("moved to " + dest)
+
+		history := waitFailoversFrom(ctx, e, name, "ApplicationFailure", placed, func(g Gomega, item workv1alpha2.FailoverHistoryItem) {
+			g.Expect(item.ClustersBeforeFailover).To(ConsistOf(placed[0], placed[1]))
+			g.Expect(item.ClustersAfterFailover).To(Equal([]string{dest}), "the placement after the failovers, recorded on both")
+		})
+		Expect(history[0].Evictions[0].CreationTimestamp.Unix()).To(Equal(history[1].Evictions[0].CreationTimestamp.Unix()),
+			"both clusters evicted in one pass, in the same second")
+		Expect(history[0].StartTime.Unix()).To(Equal(history[1].StartTime.Unix()))
+
+		labels, annotations := e.memberMeta(ctx, dest, name)
+		Expect(labels).To(HaveKeyWithValue(framework.FailoverReasonLabel, "ApplicationFailure"), "%s received the replicas of both", dest)
+		Expect(annotations).To(HaveKeyWithValue(framework.FailoverTimeAnnotation, history[0].StartTime.UTC().Format(time.RFC3339)))
+		Expect(strings.Split(annotations[framework.FailoverFromAnnotation], ",")).To(ConsistOf(placed[0], placed[1]))
+		// Recorded once: later passes of the controller add nothing.
+		e.consistently(ctx, func(g Gomega, ctx context.Context) {
+			g.Expect(e.history(ctx, name)).To(HaveLen(2))
+		}).Should(Succeed())
+	})
+
 	AfterEach(func(ctx SpecContext) { e.finish(ctx) }, NodeTimeout(finishTimeout))
+}
+
+// waitFailoversFrom waits until the history holds exactly one item per source cluster, each
+// with the reason and the eviction of its own source, and each passing check; it returns the
+// history.
+func waitFailoversFrom(ctx context.Context, e *specEnv, name, reason string, sources []string,
+	check func(g Gomega, item workv1alpha2.FailoverHistoryItem)) []workv1alpha2.FailoverHistoryItem {
+	var history []workv1alpha2.FailoverHistoryItem
+	e.eventually(ctx, "wait-scheduled", func(g Gomega, ctx context.Context) {
+		history = e.history(ctx, name)
+		g.Expect(history).To(HaveLen(len(sources)), "one item per cluster moved away from")
+		var from []string
+		for _, item := range history {
+			g.Expect(item.Reason).To(BeEquivalentTo(reason))
+			g.Expect(item.Evictions).To(HaveLen(1))
+			from = append(from, item.Evictions[0].FromCluster)
+			check(g, item)
+		}
+		g.Expect(from).To(ConsistOf(sources))
+	}).Should(Succeed())
+	return history
 }

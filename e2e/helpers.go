@@ -43,7 +43,7 @@ func newSpecEnv(ctx context.Context, name string, cfg *framework.Config, lab *fr
 	return &specEnv{name: name, cfg: cfg, lab: lab, artifacts: artifacts, ns: ns}
 }
 
-// wait returns an Eventually for the spec's named interval.
+// eventually returns an Eventually for the spec's named interval.
 func (e *specEnv) eventually(ctx context.Context, key string, f interface{}) AsyncAssertion {
 	return Eventually(f).WithContext(ctx).WithTimeout(e.cfg.Timeout(e.name, key)).WithPolling(e.cfg.Polling(e.name, key))
 }
@@ -105,7 +105,7 @@ func (e *specEnv) history(ctx context.Context, name string) []workv1alpha2.Failo
 	return rb.Status.FailoverHistory
 }
 
-// memberLabels returns the labels and annotations of the Deployment in a
+// memberMeta returns the labels and annotations of the Deployment in a
 // member, or nil maps if it is not there.
 func (e *specEnv) memberMeta(ctx context.Context, cluster, name string) (map[string]string, map[string]string) {
 	d, err := e.lab.Member(cluster).Kube().AppsV1().Deployments(e.ns).Get(ctx, name, metav1.GetOptions{})

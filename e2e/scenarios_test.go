@@ -4,6 +4,7 @@ package e2e
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -24,32 +25,32 @@ import (
 
 var _ = Describe("First placement", Label("smoke", "lab"), func() {
 	FirstPlacementSpec(context.TODO(), func() FirstPlacementSpecInput {
-		return FirstPlacementSpecInput{E2EConfig: e2eConfig, Lab: lab, ArtifactFolder: artifacts, Cluster: "member1"}
+		return FirstPlacementSpecInput{E2EConfig: e2eConfig, Lab: lab, ArtifactFolder: artifacts, Cluster: members(0)[0]}
 	})
 })
 
 var _ = Describe("Cluster failover by a NoExecute taint", Label("ci", "lab", "fault"), func() {
 	FailoverSpec(context.TODO(), func() FailoverSpecInput {
-		return FailoverSpecInput{E2EConfig: e2eConfig, Lab: lab, ArtifactFolder: artifacts, Fault: FaultTaint, Candidates: []string{"member1", "member2"}}
+		return FailoverSpecInput{E2EConfig: e2eConfig, Lab: lab, ArtifactFolder: artifacts, Fault: FaultTaint, Candidates: members(0, 1)}
 	})
 })
 
 var _ = Describe("Cluster failover when the member cluster crashes", Label("lab", "fault", "crash", "slow"), func() {
 	FailoverSpec(context.TODO(), func() FailoverSpecInput {
-		return FailoverSpecInput{E2EConfig: e2eConfig, Lab: lab, ArtifactFolder: artifacts, Fault: FaultStopCluster, Candidates: []string{"member2", "member3"},
+		return FailoverSpecInput{E2EConfig: e2eConfig, Lab: lab, ArtifactFolder: artifacts, Fault: FaultStopCluster, Candidates: members(1, 2),
 			PurgeMode: policyv1alpha1.PurgeModeGracefully}
 	})
 })
 
 var _ = Describe("Application failover when the pods stop being ready", Label("lab", "fault"), func() {
 	FailoverSpec(context.TODO(), func() FailoverSpecInput {
-		return FailoverSpecInput{E2EConfig: e2eConfig, Lab: lab, ArtifactFolder: artifacts, Fault: FaultPodsNotReady, Candidates: []string{"member1", "member3"}}
+		return FailoverSpecInput{E2EConfig: e2eConfig, Lab: lab, ArtifactFolder: artifacts, Fault: FaultPodsNotReady, Candidates: members(0, 2)}
 	})
 })
 
 var _ = Describe("Application failover when the image cannot be pulled", Label("lab", "fault"), func() {
 	FailoverSpec(context.TODO(), func() FailoverSpecInput {
-		return FailoverSpecInput{E2EConfig: e2eConfig, Lab: lab, ArtifactFolder: artifacts, Fault: FaultImagePull, Candidates: []string{"member2", "member3"}}
+		return FailoverSpecInput{E2EConfig: e2eConfig, Lab: lab, ArtifactFolder: artifacts, Fault: FaultImagePull, Candidates: members(1, 2)}
 	})
 })
 
@@ -67,7 +68,7 @@ var _ = Describe("Divided workload, its clusters fail", Label("lab", "fault"), f
 
 var _ = Describe("Cluster failover with purge mode Gracefully", Label("lab", "fault"), func() {
 	FailoverSpec(context.TODO(), func() FailoverSpecInput {
-		return FailoverSpecInput{E2EConfig: e2eConfig, Lab: lab, ArtifactFolder: artifacts, Fault: FaultTaint, Candidates: []string{"member2", "member3"},
+		return FailoverSpecInput{E2EConfig: e2eConfig, Lab: lab, ArtifactFolder: artifacts, Fault: FaultTaint, Candidates: members(1, 2),
 			PurgeMode: policyv1alpha1.PurgeModeGracefully}
 	})
 })
@@ -75,20 +76,20 @@ var _ = Describe("Cluster failover with purge mode Gracefully", Label("lab", "fa
 // Purge mode Never exists for application failover only (Karmada's validation).
 var _ = Describe("Application failover with purge mode Never", Label("lab", "fault"), func() {
 	FailoverSpec(context.TODO(), func() FailoverSpecInput {
-		return FailoverSpecInput{E2EConfig: e2eConfig, Lab: lab, ArtifactFolder: artifacts, Fault: FaultPodsNotReady, Candidates: []string{"member1", "member3"},
+		return FailoverSpecInput{E2EConfig: e2eConfig, Lab: lab, ArtifactFolder: artifacts, Fault: FaultPodsNotReady, Candidates: members(0, 2),
 			PurgeMode: policyv1alpha1.Never}
 	})
 })
 
 var _ = Describe("FailoverHistory gate off", Label("lab", "fault"), func() {
 	FeatureGateOffSpec(context.TODO(), func() FeatureGateOffSpecInput {
-		return FeatureGateOffSpecInput{E2EConfig: e2eConfig, Lab: lab, ArtifactFolder: artifacts, Candidates: []string{"member1", "member2"}}
+		return FeatureGateOffSpecInput{E2EConfig: e2eConfig, Lab: lab, ArtifactFolder: artifacts, Candidates: members(0, 1)}
 	})
 })
 
 var _ = Describe("Bad input: missing and long preserved values, forged marker", Label("lab", "fault"), func() {
 	BadInputSpec(context.TODO(), func() BadInputSpecInput {
-		return BadInputSpecInput{E2EConfig: e2eConfig, Lab: lab, ArtifactFolder: artifacts, Candidates: []string{"member2", "member3"}}
+		return BadInputSpecInput{E2EConfig: e2eConfig, Lab: lab, ArtifactFolder: artifacts, Candidates: members(1, 2)}
 	})
 })
 
@@ -96,7 +97,7 @@ var _ = Describe("karmada-controller-manager killed during a failover", Label("l
 	for _, at := range []KillPoint{KillAfterTask, KillAfterHistory, KillAfterMarker} {
 		Context(string(at), func() {
 			ControllerRestartSpec(context.TODO(), func() ControllerRestartSpecInput {
-				return ControllerRestartSpecInput{E2EConfig: e2eConfig, Lab: lab, ArtifactFolder: artifacts, Candidates: []string{"member1", "member3"},
+				return ControllerRestartSpecInput{E2EConfig: e2eConfig, Lab: lab, ArtifactFolder: artifacts, Candidates: members(0, 2),
 					At: []KillPoint{at}, HistoryLimit: historyLimit}
 			})
 		})
@@ -105,39 +106,39 @@ var _ = Describe("karmada-controller-manager killed during a failover", Label("l
 
 var _ = Describe("karmada-controller-manager killed in 20 consecutive failovers, at each point in turn", Label("lab", "fault", "slow"), func() {
 	ControllerRestartSpec(context.TODO(), func() ControllerRestartSpecInput {
-		return ControllerRestartSpecInput{E2EConfig: e2eConfig, Lab: lab, ArtifactFolder: artifacts, Candidates: []string{"member1", "member2"},
+		return ControllerRestartSpecInput{E2EConfig: e2eConfig, Lab: lab, ArtifactFolder: artifacts, Candidates: members(0, 1),
 			At: []KillPoint{KillAfterTask, KillAfterHistory, KillAfterMarker}, Failovers: 20, HistoryLimit: historyLimit}
 	})
 })
 
 var _ = Describe("Cluster-scoped resource (ClusterResourceBinding)", Label("lab", "fault"), func() {
 	ClusterScopedSpec(context.TODO(), func() ClusterScopedSpecInput {
-		return ClusterScopedSpecInput{E2EConfig: e2eConfig, Lab: lab, ArtifactFolder: artifacts, Candidates: []string{"member1", "member2"}}
+		return ClusterScopedSpecInput{E2EConfig: e2eConfig, Lab: lab, ArtifactFolder: artifacts, Candidates: members(0, 1)}
 	})
 })
 
 var _ = Describe("Flink cluster failover: the member crashes", Label("ci", "lab", "fault", "crash", "flink", "slow"), func() {
 	FlinkFailoverSpec(context.TODO(), func() FlinkFailoverSpecInput {
-		return FlinkFailoverSpecInput{E2EConfig: e2eConfig, Lab: lab, ArtifactFolder: artifacts, Fault: FaultStopCluster, Candidates: []string{"member1", "member2"}}
+		return FlinkFailoverSpecInput{E2EConfig: e2eConfig, Lab: lab, ArtifactFolder: artifacts, Fault: FaultStopCluster, Candidates: members(0, 1)}
 	})
 })
 
 var _ = Describe("FlinkDeployment runner restarted under a running job", Label("ci", "lab", "flink"), func() {
 	FlinkRunnerRestartSpec(context.TODO(), func() FlinkRunnerRestartSpecInput {
-		return FlinkRunnerRestartSpecInput{E2EConfig: e2eConfig, Lab: lab, ArtifactFolder: artifacts, Cluster: "member3"}
+		return FlinkRunnerRestartSpecInput{E2EConfig: e2eConfig, Lab: lab, ArtifactFolder: artifacts, Cluster: members(2)[0]}
 	})
 })
 
 var _ = Describe("Flink cluster failover across a partition, purge mode Directly: no second job until the heal", Label("lab", "fault", "partition", "flink", "slow"), func() {
 	FlinkPartitionSpec(context.TODO(), func() FlinkPartitionSpecInput {
-		return FlinkPartitionSpecInput{E2EConfig: e2eConfig, Lab: lab, ArtifactFolder: artifacts, Candidates: []string{"member1", "member3"},
+		return FlinkPartitionSpecInput{E2EConfig: e2eConfig, Lab: lab, ArtifactFolder: artifacts, Candidates: members(0, 2),
 			PurgeMode: policyv1alpha1.PurgeModeDirectly}
 	})
 })
 
 var _ = Describe("Flink cluster failover when the member crashes, purge mode Directly: no second job until the member is back", Label("lab", "fault", "crash", "flink", "slow"), func() {
 	FlinkPartitionSpec(context.TODO(), func() FlinkPartitionSpecInput {
-		return FlinkPartitionSpecInput{E2EConfig: e2eConfig, Lab: lab, ArtifactFolder: artifacts, Candidates: []string{"member2", "member3"},
+		return FlinkPartitionSpecInput{E2EConfig: e2eConfig, Lab: lab, ArtifactFolder: artifacts, Candidates: members(1, 2),
 			PurgeMode: policyv1alpha1.PurgeModeDirectly, Fault: framework.FaultStopCluster}
 	})
 })
@@ -152,46 +153,61 @@ var _ = Describe("Purge mode Never for a crash or a partition (cluster failover)
 
 var _ = Describe("Flink cluster failover across a partition, purge mode Gracefully: two jobs write at once (upstream behaviour)", Label("lab", "fault", "partition", "flink", "slow"), func() {
 	FlinkPartitionSpec(context.TODO(), func() FlinkPartitionSpecInput {
-		return FlinkPartitionSpecInput{E2EConfig: e2eConfig, Lab: lab, ArtifactFolder: artifacts, Candidates: []string{"member2", "member3"},
+		return FlinkPartitionSpecInput{E2EConfig: e2eConfig, Lab: lab, ArtifactFolder: artifacts, Candidates: members(1, 2),
 			PurgeMode: policyv1alpha1.PurgeModeGracefully}
 	})
 })
 
 var _ = Describe("Flink job while the link to its member flaps, purge mode Directly", Label("lab", "fault", "partition", "flink", "slow"), func() {
 	FlinkFlapSpec(context.TODO(), func() FlinkFlapSpecInput {
-		return FlinkFlapSpecInput{E2EConfig: e2eConfig, Lab: lab, ArtifactFolder: artifacts, Candidates: []string{"member1", "member2"},
+		return FlinkFlapSpecInput{E2EConfig: e2eConfig, Lab: lab, ArtifactFolder: artifacts, Candidates: members(0, 1),
 			Period: 5 * time.Second, Duration: time.Minute}
 	})
 })
 
 var _ = Describe("Flink application failover: the job loses its task slots, then its FlinkDeployment is re-created", Label("lab", "fault", "flink", "slow"), func() {
 	FlinkFailoverSpec(context.TODO(), func() FlinkFailoverSpecInput {
-		return FlinkFailoverSpecInput{E2EConfig: e2eConfig, Lab: lab, ArtifactFolder: artifacts, Fault: FaultFlinkStarved, Candidates: []string{"member2", "member3"},
+		return FlinkFailoverSpecInput{E2EConfig: e2eConfig, Lab: lab, ArtifactFolder: artifacts, Fault: FaultFlinkStarved, Candidates: members(1, 2),
 			Recreate: true}
 	})
 })
 
 var _ = Describe("Flink failover A → B → C where the job never becomes healthy on B (upstream #6232)", Label("lab", "fault", "flink", "slow"), func() {
 	FlinkChainSpec(context.TODO(), func() FlinkChainSpecInput {
-		return FlinkChainSpecInput{E2EConfig: e2eConfig, Lab: lab, ArtifactFolder: artifacts, Candidates: []string{"member1", "member2", "member3"}}
+		return FlinkChainSpecInput{E2EConfig: e2eConfig, Lab: lab, ArtifactFolder: artifacts, Candidates: members(0, 1, 2)}
 	})
 })
 
 var _ = Describe("Flink application failover with a stale initialSavepointPath in the template", Label("lab", "fault", "flink", "slow"), func() {
 	FlinkFailoverSpec(context.TODO(), func() FlinkFailoverSpecInput {
-		return FlinkFailoverSpecInput{E2EConfig: e2eConfig, Lab: lab, ArtifactFolder: artifacts, Fault: FaultFlinkStarved, Candidates: []string{"member2", "member3"},
+		return FlinkFailoverSpecInput{E2EConfig: e2eConfig, Lab: lab, ArtifactFolder: artifacts, Fault: FaultFlinkStarved, Candidates: members(1, 2),
 			StaleUserSavepoint: true}
 	})
 })
 
 var _ = Describe("Flink failover without state, and a job id label forged in the template", Label("lab", "fault", "flink", "slow"), func() {
 	FlinkNoStateSpec(context.TODO(), func() FlinkNoStateSpecInput {
-		return FlinkNoStateSpecInput{E2EConfig: e2eConfig, Lab: lab, ArtifactFolder: artifacts, Candidates: []string{"member2", "member3"}}
+		return FlinkNoStateSpecInput{E2EConfig: e2eConfig, Lab: lab, ArtifactFolder: artifacts, Candidates: members(1, 2)}
 	})
 })
 
 var _ = Describe("Bad input: a user forges the failover marker on a FlinkDeployment", Label("lab", "flink"), func() {
 	ForgedMarkerSpec(context.TODO(), func() ForgedMarkerSpecInput {
-		return ForgedMarkerSpecInput{E2EConfig: e2eConfig, Lab: lab, ArtifactFolder: artifacts, Cluster: "member1"}
+		return ForgedMarkerSpecInput{E2EConfig: e2eConfig, Lab: lab, ArtifactFolder: artifacts, Cluster: members(0)[0]}
 	})
 })
+
+// members returns the lab's members at the given positions (0 is the first), so that the
+// scenarios follow the lab's member names. A spec that needs more members than the lab has
+// (LAB_MEMBERS) is skipped, saying so.
+func members(positions ...int) []string {
+	names := lab.MemberNames()
+	out := make([]string, 0, len(positions))
+	for _, p := range positions {
+		if p >= len(names) {
+			Skip(fmt.Sprintf("needs %d members, the lab has %d (LAB_MEMBERS)", p+1, len(names)))
+		}
+		out = append(out, names[p])
+	}
+	return out
+}

@@ -4,6 +4,8 @@
 # hack/verify-command-line-flags.sh, on its own (so that the series can be bisected and merged
 # in parts).
 # Works in a scratch clone, _output/bisect/karmada. Slow: not part of `make test`.
+# BISECT_FROM=N checks commits N.. of the series only (for example the commits added since the
+# last full check).
 # shellcheck source=hack/lib/init.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib/init.sh"
 
@@ -43,6 +45,6 @@ while read -r sha; do
     checks=", command-line flags verified"
   fi
   log::ok "${subject} ($((SECONDS - start))s, ${#pkgs[@]} packages tested${checks})"
-done < <(git rev-list --reverse "refs/tags/${VERSION}..refs/heads/series")
+done < <(git rev-list --reverse "refs/tags/${VERSION}..refs/heads/series" | tail -n "+${BISECT_FROM:-1}")
 [[ ${failed} == 0 ]] || die "some commits of the series do not build or pass their tests alone"
 log::ok "every commit of the series builds and passes its package tests alone"

@@ -10,15 +10,16 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/karmada-failover/lab/lab/flinkrunner"
 )
 
 // FlinkDeploymentGVR is flink.apache.org/v1beta1 flinkdeployments.
-var FlinkDeploymentGVR = schema.GroupVersionResource{Group: "flink.apache.org", Version: "v1beta1", Resource: "flinkdeployments"}
+var FlinkDeploymentGVR = flinkrunner.GVR
 
 // FlinkRESTURLKey is where the lab's FlinkDeployment runner reports the Flink
 // REST address of a job in status.clusterInfo.
-const FlinkRESTURLKey = "lab.flinkrunner/rest-url"
+const FlinkRESTURLKey = flinkrunner.ClusterInfoRestURL
 
 // NewFlinkDeployment is the lab's checkpointed sequence job as a
 // FlinkDeployment: checkpoints every 2 s to checkpointDir, last-state upgrades.

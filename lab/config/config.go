@@ -54,7 +54,6 @@ type Config struct {
 	// a failover happens within a minute; the benchmarks report them as the floor.
 	ClusterFailureThreshold string
 	ClusterMonitorGrace     string
-	TolerationSeconds       int64
 	FailoverHistoryLimit    int
 	NodesPerMember          int
 
@@ -206,7 +205,7 @@ func (c *Config) FlinkOutputDir() string { return filepath.Join(c.Dir, "flink-ou
 //
 //	LAB_PROVIDER (local|kind), LAB_KARMADA (patched|upstream), LAB_MEMBERS (default 3),
 //	LAB_DIR (default _output/lab; _output/lab-kind for LAB_PROVIDER=kind), LAB_NODES_PER_MEMBER (default 4),
-//	LAB_FAILOVER_HISTORY_LIMIT (default 5), LAB_TOLERATION_SECONDS (default 10),
+//	LAB_FAILOVER_HISTORY_LIMIT (default 5),
 //	LAB_RESTORE_MISSING_GRACE (the restore webhook's --missing-grace, default 90s),
 //	LAB_UNPULLABLE_IMAGES, LAB_PULLABLE_IMAGES (image prefixes, see ImagePullRule),
 //	LAB_BIN_<NAME> to use a binary from elsewhere (see Binaries).
@@ -245,11 +244,6 @@ func Load(root string) (*Config, error) {
 	if c.FailoverHistoryLimit, err = envInt("LAB_FAILOVER_HISTORY_LIMIT", 5, 1, 100); err != nil {
 		return nil, err
 	}
-	tol, err := envInt("LAB_TOLERATION_SECONDS", 10, 0, 3600)
-	if err != nil {
-		return nil, err
-	}
-	c.TolerationSeconds = int64(tol)
 	if c.ImagePull, err = loadImagePullRule(); err != nil {
 		return nil, err
 	}

@@ -56,7 +56,7 @@ func TestLoadRejectsBadValues(t *testing.T) {
 		{"LAB_MEMBERS", "three", "LAB_MEMBERS"},
 		{"LAB_PROVIDER", "docker", "LAB_PROVIDER"},
 		{"LAB_KARMADA", "v1.17", "LAB_KARMADA"},
-		{"LAB_TOLERATION_SECONDS", "-1", "LAB_TOLERATION_SECONDS"},
+		{"LAB_FAILOVER_HISTORY_LIMIT", "101", "LAB_FAILOVER_HISTORY_LIMIT"},
 	} {
 		t.Run(tc.key+"="+tc.value, func(t *testing.T) {
 			t.Setenv(tc.key, tc.value)

@@ -105,7 +105,7 @@ func TestFingerprint(t *testing.T) {
 }
 
 func TestBuildLaunch(t *testing.T) {
-	exists := func(p string) bool { return p == "/opt/lab/job.jar" || p == "/work/job.jar" }
+	exists := func(p string) bool { return p == "/opt/lab/job.jar" || p == "/srv/flink/job.jar" }
 	zero, two := 0, 2
 	base := LaunchConfig{
 		DefaultJar: "/default.jar", FileExists: exists, JavaOpts: []string{"-Xmx512m"},
@@ -138,14 +138,14 @@ func TestBuildLaunch(t *testing.T) {
 		name: "file:// jar",
 		cfg:  base,
 		edit: func(m string) string {
-			return strings.Replace(m, "local:///opt/lab/job.jar", "file:///work/job.jar", 1)
+			return strings.Replace(m, "local:///opt/lab/job.jar", "file:///srv/flink/job.jar", 1)
 		},
-		want: want{jar: "/work/job.jar", jobID: "fixedid"},
+		want: want{jar: "/srv/flink/job.jar", jobID: "fixedid"},
 	}, {
 		name: "plain path jar",
 		cfg:  base,
-		edit: func(m string) string { return strings.Replace(m, "local:///opt/lab/job.jar", "/work/job.jar", 1) },
-		want: want{jar: "/work/job.jar", jobID: "fixedid"},
+		edit: func(m string) string { return strings.Replace(m, "local:///opt/lab/job.jar", "/srv/flink/job.jar", 1) },
+		want: want{jar: "/srv/flink/job.jar", jobID: "fixedid"},
 	}, {
 		name: "remote jar -> default jar",
 		cfg:  base,

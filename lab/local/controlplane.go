@@ -15,6 +15,8 @@ import (
 	"strconv"
 	"time"
 
+	"k8s.io/apimachinery/pkg/util/wait"
+
 	"github.com/karmada-failover/lab/lab/config"
 	"github.com/karmada-failover/lab/lab/internal/pki"
 	"github.com/karmada-failover/lab/lab/internal/proc"
@@ -266,24 +268,20 @@ func (l *Lab) caBundle() (string, error) {
 
 // waitFor polls cond every interval until it returns true, an error, or timeout.
 func waitFor(ctx context.Context, timeout, interval time.Duration, what string, cond func(context.Context) (bool, error)) error {
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
 	var lastErr error
-	for {
+	err := wait.PollUntilContextTimeout(ctx, interval, timeout, true, func(ctx context.Context) (bool, error) {
 		ok, err := cond(ctx)
-		if ok {
-			return nil
-		}
 		if err != nil {
 			lastErr = err
 		}
-		select {
-		case <-ctx.Done():
-			if lastErr != nil {
-				return fmt.Errorf("timed out after %s waiting for %s: %w", timeout, what, lastErr)
-			}
-			return fmt.Errorf("timed out after %s waiting for %s", timeout, what)
-		case <-time.After(interval):
-		}
+		return ok, nil // an error is retried until the timeout, and reported then
+	})
+	switch {
+	case err == nil:
+		return nil
+	case lastErr != nil:
+		return fmt.Errorf("timed out after %s waiting for %s: %w", timeout, what, lastErr)
+	default:
+		return fmt.Errorf("timed out after %s waiting for %s", timeout, what)
 	}
 }

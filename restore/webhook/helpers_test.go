@@ -8,11 +8,13 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	jsonpatch "github.com/evanphx/json-patch/v5"
 	admissionv1 "k8s.io/api/admission/v1"
 	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -277,8 +279,41 @@ func admissionRequest(op admissionv1.Operation, user authenticationv1.UserInfo, 
 	return req
 }
 
-// roundTrip sends the request as an AdmissionReview through the HTTP handler.
-func roundTrip(t *testing.T, h http.Handler, req *admissionv1.AdmissionRequest) *admissionv1.AdmissionResponse {
+// admitted is the response to an admission request, with the object the request carried.
+type admitted struct {
+	*admissionv1.AdmissionResponse
+	object []byte
+}
+
+// patched returns the request's object with the response's patch applied.
+func (a *admitted) patched(t *testing.T) map[string]any {
+	t.Helper()
+	return applyPatch(t, a.object, string(a.Patch))
+}
+
+// applyPatch applies a JSON patch ("" for none) to an object.
+func applyPatch(t *testing.T, object []byte, patch string) map[string]any {
+	t.Helper()
+	out := object
+	if patch != "" {
+		p, err := jsonpatch.DecodePatch([]byte(patch))
+		if err != nil {
+			t.Fatalf("decoding patch %s: %v", patch, err)
+		}
+		if out, err = p.Apply(object); err != nil {
+			t.Fatalf("applying patch %s: %v", patch, err)
+		}
+	}
+	obj := map[string]any{}
+	if err := json.Unmarshal(out, &obj); err != nil {
+		t.Fatal(err)
+	}
+	return obj
+}
+
+// roundTrip sends the request as an AdmissionReview through the HTTP handler, as the API
+// server does.
+func roundTrip(t *testing.T, h http.Handler, req *admissionv1.AdmissionRequest) *admitted {
 	t.Helper()
 	body, err := json.Marshal(admissionv1.AdmissionReview{
 		TypeMeta: metav1.TypeMeta{APIVersion: "admission.k8s.io/v1", Kind: "AdmissionReview"},
@@ -288,7 +323,9 @@ func roundTrip(t *testing.T, h http.Handler, req *admissionv1.AdmissionRequest) 
 		t.Fatal(err)
 	}
 	rec := httptest.NewRecorder()
-	h.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/mutate", bytes.NewReader(body)))
+	hr := httptest.NewRequest(http.MethodPost, "/mutate", bytes.NewReader(body))
+	hr.Header.Set("Content-Type", "application/json")
+	h.ServeHTTP(rec, hr)
 	if rec.Code != http.StatusOK {
 		t.Fatalf("HTTP %d: %s", rec.Code, rec.Body.String())
 	}
@@ -302,7 +339,7 @@ func roundTrip(t *testing.T, h http.Handler, req *admissionv1.AdmissionRequest) 
 	if review.Response.UID != req.UID {
 		t.Errorf("UID = %q, want %q", review.Response.UID, req.UID)
 	}
-	return review.Response
+	return &admitted{AdmissionResponse: review.Response, object: req.Object.Raw}
 }
 
 // expect is what an admission response should be.
@@ -310,12 +347,12 @@ type expect struct {
 	allowed bool
 	code    int32  // when denied
 	message string // substring of the deny message
-	patch   string // exact JSON patch; "" = no patch
+	patch   string // JSON patch with the same result on the object; "" = no patch
 	warning string // substring of one warning; "" = no warnings
 	events  int    // Warning Events emitted
 }
 
-func (w expect) check(t *testing.T, resp *admissionv1.AdmissionResponse, events []string) {
+func (w expect) check(t *testing.T, resp *admitted, events []string) {
 	t.Helper()
 	if resp.Allowed != w.allowed {
 		t.Fatalf("allowed = %v, want %v (result %+v)", resp.Allowed, w.allowed, resp.Result)
@@ -328,8 +365,13 @@ func (w expect) check(t *testing.T, resp *admissionv1.AdmissionResponse, events 
 			t.Errorf("denied response carries a patch: %s", resp.Patch)
 		}
 	}
-	if got := string(resp.Patch); got != w.patch {
-		t.Errorf("patch =\n  %s\nwant\n  %s", got, w.patch)
+	switch {
+	case w.patch == "" && len(resp.Patch) > 0:
+		t.Errorf("unexpected patch %s", resp.Patch)
+	case w.patch != "":
+		if got, want := resp.patched(t), applyPatch(t, resp.object, w.patch); !reflect.DeepEqual(got, want) {
+			t.Errorf("patch %s gives\n  %v\nwant (%s)\n  %v", resp.Patch, got, w.patch, want)
+		}
 	}
 	if w.patch != "" && (resp.PatchType == nil || *resp.PatchType != admissionv1.PatchTypeJSONPatch) {
 		t.Errorf("patchType = %v, want JSONPatch", resp.PatchType)
@@ -353,6 +395,11 @@ func annOps(pairs ...string) string {
 		ops = append(ops, fmt.Sprintf(`{"op":"add","path":"/metadata/annotations/%s","value":%q}`, escapePointer(pairs[i]), pairs[i+1]))
 	}
 	return strings.Join(ops, ",")
+}
+
+// escapePointer escapes a key for a JSON pointer (RFC 6901).
+func escapePointer(s string) string {
+	return strings.ReplaceAll(strings.ReplaceAll(s, "~", "~0"), "/", "~1")
 }
 
 func patch(ops ...string) string { return "[" + strings.Join(ops, ",") + "]" }

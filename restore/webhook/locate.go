@@ -116,9 +116,12 @@ func (h *Handler) serveLookup(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+// maxLocateReviewBytes bounds a POST /locate body (a FlinkDeployment and the caller's identity).
+const maxLocateReviewBytes = 4 << 20
+
 func (h *Handler) serveDecision(w http.ResponseWriter, r *http.Request) {
 	var lr LocateReview
-	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxReviewBytes)).Decode(&lr); err != nil {
+	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxLocateReviewBytes)).Decode(&lr); err != nil {
 		writeJSON(w, http.StatusBadRequest, newLocateDecision("decoding the LocateReview body: "+err.Error()))
 		return
 	}

@@ -9,11 +9,13 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
 	admissionv1 "k8s.io/api/admission/v1"
 	authenticationv1 "k8s.io/api/authentication/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/karmada-failover/lab/restore/checkpoint"
 )
@@ -213,33 +215,27 @@ func TestLocateMatchesMutate(t *testing.T) {
 					}
 					return
 				}
-				var ops []patchOp
-				if len(resp.Patch) > 0 {
-					if err := json.Unmarshal(resp.Patch, &ops); err != nil {
-						t.Fatal(err)
-					}
+				if code != 200 {
+					t.Fatalf("/mutate admitted, /locate %d %+v", code, dec)
 				}
-				got := map[string]any{}
-				for _, op := range ops {
-					got[op.Path] = op.Value
-				}
-				want := map[string]any{}
+				// /locate's decision applied to the object gives what /mutate's patch gives.
+				want := applyPatch(t, resp.object, "")
 				if dec.SavepointPath != "" {
-					want["/spec/job/initialSavepointPath"] = dec.SavepointPath
+					_ = unstructured.SetNestedField(want, dec.SavepointPath, "spec", "job", "initialSavepointPath")
 				}
 				if dec.UpgradeMode != "" {
-					want["/spec/job/upgradeMode"] = dec.UpgradeMode
+					_ = unstructured.SetNestedField(want, dec.UpgradeMode, "spec", "job", "upgradeMode")
 				}
-				for k, v := range dec.Annotations {
-					want["/metadata/annotations/"+escapePointer(k)] = v
-				}
-				if code != 200 || len(got) != len(want) {
-					t.Fatalf("/mutate %v, /locate %d %+v", got, code, dec)
-				}
-				for k, v := range want {
-					if got[k] != v {
-						t.Errorf("%s: /mutate %v, /locate %v", k, got[k], v)
+				if len(dec.Annotations) > 0 {
+					annotations, _, _ := unstructured.NestedStringMap(want, "metadata", "annotations")
+					if annotations == nil {
+						annotations = map[string]string{}
 					}
+					maps.Copy(annotations, dec.Annotations)
+					_ = unstructured.SetNestedStringMap(want, annotations, "metadata", "annotations")
+				}
+				if got := resp.patched(t); !reflect.DeepEqual(got, want) {
+					t.Errorf("/mutate gives\n  %v\n/locate\n  %v", got, want)
 				}
 			})
 		}
@@ -281,16 +277,17 @@ func TestEndToEndFileStore(t *testing.T) {
 				`{"op":"add","path":"/metadata/annotations/restore.lab.karmada.io~1checkpoint","value":`+jsonString(want)+`}`,
 				`{"op":"add","path":"/metadata/annotations/restore.lab.karmada.io~1decision","value":"restored"}`,
 				`{"op":"add","path":"/metadata/annotations/restore.lab.karmada.io~1from-job-id","value":"`+oldJob+`"}`)
-			if !resp.Allowed || string(resp.Patch) != wantPatch {
-				t.Fatalf("allowed=%v patch=%s result=%+v\nwant %s", resp.Allowed, resp.Patch, resp.Result, wantPatch)
-			}
+			expect{allowed: true, patch: wantPatch}.check(t, resp, nil)
 
 			// Karmada re-applies the template before the operator deployed it.
 			restored := fd(marker(), map[string]string{AnnotationDecision: DecisionRestored, AnnotationCheckpoint: want, AnnotationFromJobID: oldJob},
 				spConf, job("initialSavepointPath", want, "upgradeMode", "savepoint"))
 			resp = roundTrip(t, h, admissionRequest(admissionv1.Update, karmadaSA, fd(marker(), nil, spConf, job()), restored))
-			if !resp.Allowed || !strings.Contains(string(resp.Patch), `"path":"/spec/job/initialSavepointPath","value":`+jsonString(want)) {
-				t.Fatalf("carry-forward: allowed=%v patch=%s", resp.Allowed, resp.Patch)
+			if !resp.Allowed {
+				t.Fatalf("carry-forward: denied %+v", resp.Result)
+			}
+			if got, _, _ := unstructured.NestedString(resp.patched(t), "spec", "job", "initialSavepointPath"); got != want {
+				t.Fatalf("carry-forward: initialSavepointPath %q, want %q (patch %s)", got, want, resp.Patch)
 			}
 		})
 	}

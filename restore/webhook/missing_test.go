@@ -98,7 +98,7 @@ func TestOnMissing(t *testing.T) {
 				}
 				want.check(t, resp, events.list())
 				got := strings.Join(resp.Warnings, "\n")
-				if resp.Result != nil {
+				if !resp.Allowed {
 					got = resp.Result.Message
 				}
 				if !strings.Contains(got, p.message) {

@@ -1,6 +1,7 @@
 package webhook
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -9,13 +10,15 @@ import (
 	"maps"
 	"net/http"
 	"slices"
-	"sort"
 	"strings"
 	"time"
 
+	"github.com/go-logr/logr"
 	admissionv1 "k8s.io/api/admission/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	"github.com/karmada-failover/lab/restore/checkpoint"
 )
@@ -123,7 +126,7 @@ func NewHandler(cfg Config) (*Handler, error) {
 		return nil, err
 	}
 	h := &Handler{cfg: cfg, guard: newGuard(cfg.Auth), mux: http.NewServeMux()}
-	h.mux.HandleFunc("/mutate", h.guarded(EndpointMutate, h.serveMutate))
+	h.mux.HandleFunc("/mutate", h.guarded(EndpointMutate, h.serveMutate()))
 	h.mux.HandleFunc("/locate", h.guarded(EndpointLocate, h.serveLocate))
 	h.mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/plain")
@@ -147,36 +150,47 @@ func (h *Handler) guarded(endpoint string, next http.HandlerFunc) http.HandlerFu
 	}
 }
 
-const maxReviewBytes = 4 << 20
-
-func (h *Handler) serveMutate(w http.ResponseWriter, r *http.Request) {
-	if r.Method != http.MethodPost {
-		http.Error(w, "POST an admission.k8s.io/v1 AdmissionReview", http.StatusMethodNotAllowed)
-		return
+// serveMutate serves /mutate with controller-runtime's admission webhook, which decodes the
+// AdmissionReview (v1 or v1beta1) and encodes the response with the JSON patch computed from the
+// object before and after the mutation.
+func (h *Handler) serveMutate() http.HandlerFunc {
+	wh := &admission.Webhook{
+		Handler: h,
+		LogConstructor: func(_ logr.Logger, req *admission.Request) logr.Logger {
+			l := logr.FromSlogHandler(h.cfg.Logger.Handler()).WithName("admission")
+			if req != nil {
+				l = l.WithValues("uid", req.UID, "namespace", req.Namespace, "name", req.Name)
+			}
+			return l
+		},
 	}
-	var review admissionv1.AdmissionReview
-	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxReviewBytes)).Decode(&review); err != nil {
-		http.Error(w, "decoding AdmissionReview: "+err.Error(), http.StatusBadRequest)
-		return
-	}
-	if review.Request == nil {
-		http.Error(w, "AdmissionReview has no request", http.StatusBadRequest)
-		return
-	}
-	resp := h.Mutate(r.Context(), review.Request)
-	out := admissionv1.AdmissionReview{
-		TypeMeta: metav1.TypeMeta{APIVersion: "admission.k8s.io/v1", Kind: "AdmissionReview"},
-		Response: resp,
-	}
-	w.Header().Set("Content-Type", "application/json")
-	if err := json.NewEncoder(w).Encode(out); err != nil {
-		h.cfg.Logger.Error("writing AdmissionReview", "err", err)
+	return func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost {
+			http.Error(w, "POST an admission.k8s.io/v1 AdmissionReview", http.StatusMethodNotAllowed)
+			return
+		}
+		wh.ServeHTTP(w, r)
 	}
 }
 
-// Mutate decides one admission request.
+// Handle decides one admission request (admission.Handler).
+func (h *Handler) Handle(ctx context.Context, req admission.Request) admission.Response {
+	if req.UID == "" {
+		return admission.Errored(http.StatusBadRequest, errors.New("AdmissionReview has no request"))
+	}
+	return h.decide(ctx, &req.AdmissionRequest).response()
+}
+
+// Mutate decides one admission request and returns the AdmissionResponse the API server
+// receives, with the JSON patch encoded.
 func (h *Handler) Mutate(ctx context.Context, req *admissionv1.AdmissionRequest) *admissionv1.AdmissionResponse {
-	return h.decide(ctx, req).admissionResponse()
+	ar := admission.Request{AdmissionRequest: *req}
+	resp := h.Handle(ctx, ar)
+	if err := resp.Complete(ar); err != nil {
+		resp = admission.Errored(http.StatusInternalServerError, fmt.Errorf("encoding the patch: %w", err))
+		_ = resp.Complete(ar)
+	}
+	return &resp.AdmissionResponse
 }
 
 // review is one admission request being decided: what the webhook read and
@@ -220,63 +234,55 @@ func (r *review) annotate(add map[string]string) {
 	maps.Copy(r.annotations, add)
 }
 
-// admissionResponse renders the outcome as an AdmissionResponse with a JSON
-// patch: the savepoint path, the upgrade mode, then the annotations.
-func (r *review) admissionResponse() *admissionv1.AdmissionResponse {
-	resp := &admissionv1.AdmissionResponse{UID: r.req.UID, Allowed: r.denied == nil, Result: r.denied, Warnings: r.warnings}
+// response renders the outcome: a denial, or the object with the savepoint path, the upgrade
+// mode and the annotations set, as a patch against the object the API server sent.
+func (r *review) response() admission.Response {
 	if r.denied != nil {
-		return resp
+		resp := admission.Response{AdmissionResponse: admissionv1.AdmissionResponse{Allowed: false, Result: r.denied}}
+		return resp.WithWarnings(r.warnings...)
 	}
-	var ops []patchOp
+	if r.savepoint == "" && r.upgradeMode == "" && len(r.annotations) == 0 {
+		return admission.Allowed("").WithWarnings(r.warnings...)
+	}
+	mutated, err := r.mutated()
+	if err != nil { // cannot happen: the object was decoded before
+		return admission.Errored(http.StatusInternalServerError, fmt.Errorf("flink-restore-webhook: mutating the object: %w", err))
+	}
+	return admission.PatchResponseFromRaw(r.req.Object.Raw, mutated).WithWarnings(r.warnings...)
+}
+
+// mutated returns the object with the decided fields set. Numbers are kept as they were sent.
+func (r *review) mutated() ([]byte, error) {
+	dec := json.NewDecoder(bytes.NewReader(r.req.Object.Raw))
+	dec.UseNumber()
+	obj := map[string]any{}
+	if err := dec.Decode(&obj); err != nil {
+		return nil, err
+	}
 	if r.savepoint != "" {
-		ops = append(ops, patchOp{Op: "add", Path: "/spec/job/initialSavepointPath", Value: r.savepoint})
+		if err := unstructured.SetNestedField(obj, r.savepoint, "spec", "job", "initialSavepointPath"); err != nil {
+			return nil, err
+		}
 	}
 	if r.upgradeMode != "" {
-		ops = append(ops, patchOp{Op: "add", Path: "/spec/job/upgradeMode", Value: r.upgradeMode})
+		if err := unstructured.SetNestedField(obj, r.upgradeMode, "spec", "job", "upgradeMode"); err != nil {
+			return nil, err
+		}
 	}
 	if len(r.annotations) > 0 {
-		ops = append(ops, annotationOps(r.f, r.annotations)...)
+		annotations, _, err := unstructured.NestedStringMap(obj, "metadata", "annotations")
+		if err != nil {
+			return nil, err
+		}
+		if annotations == nil {
+			annotations = map[string]string{}
+		}
+		maps.Copy(annotations, r.annotations)
+		if err := unstructured.SetNestedStringMap(obj, annotations, "metadata", "annotations"); err != nil {
+			return nil, err
+		}
 	}
-	if len(ops) == 0 {
-		return resp
-	}
-	patch, err := json.Marshal(ops)
-	if err != nil { // cannot happen: strings and string maps only
-		resp.Allowed, resp.Result = false, &metav1.Status{Status: metav1.StatusFailure, Code: http.StatusInternalServerError,
-			Reason: metav1.StatusReasonInternalError, Message: "flink-restore-webhook: encoding patch: " + err.Error()}
-		return resp
-	}
-	pt := admissionv1.PatchTypeJSONPatch
-	resp.Patch, resp.PatchType = patch, &pt
-	return resp
-}
-
-type patchOp struct {
-	Op    string `json:"op"`
-	Path  string `json:"path"`
-	Value any    `json:"value,omitempty"`
-}
-
-func escapePointer(s string) string {
-	return strings.ReplaceAll(strings.ReplaceAll(s, "~", "~0"), "/", "~1")
-}
-
-// annotationOps adds/overwrites annotations, creating metadata.annotations
-// when the object has none.
-func annotationOps(f *flinkDeployment, add map[string]string) []patchOp {
-	if f.Metadata.Annotations == nil {
-		return []patchOp{{Op: "add", Path: "/metadata/annotations", Value: add}}
-	}
-	keys := make([]string, 0, len(add))
-	for k := range add {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	ops := make([]patchOp, 0, len(keys))
-	for _, k := range keys {
-		ops = append(ops, patchOp{Op: "add", Path: "/metadata/annotations/" + escapePointer(k), Value: add[k]})
-	}
-	return ops
+	return json.Marshal(obj)
 }
 
 // decide reads the request and decides it.

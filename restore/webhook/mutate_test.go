@@ -1,6 +1,7 @@
 package webhook
 
 import (
+	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -385,20 +386,32 @@ func TestMutate(t *testing.T) {
 	}
 }
 
+// TestMutateBadRequests checks that a request that is not an AdmissionReview is refused with
+// the reason: a GET by HTTP status, a body that does not decode or carries no request by an
+// AdmissionReview that denies it with code 400, as the API server expects answers.
 func TestMutateBadRequests(t *testing.T) {
 	h, _ := newTestHandler(t, newFakeLocator(), nil)
-	for _, c := range []struct {
-		method, body string
-		want         int
-	}{
-		{http.MethodGet, "", http.StatusMethodNotAllowed},
-		{http.MethodPost, "{", http.StatusBadRequest},
-		{http.MethodPost, `{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview"}`, http.StatusBadRequest},
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/mutate", nil))
+	if rec.Code != http.StatusMethodNotAllowed {
+		t.Errorf("GET: HTTP %d, want %d", rec.Code, http.StatusMethodNotAllowed)
+	}
+	for _, c := range []struct{ body, contentType, want string }{
+		{"{", "application/json", "unexpected end of JSON input"},
+		{`{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview"}`, "application/json", "AdmissionReview has no request"},
+		{`{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview"}`, "text/plain", "expected application/json"},
 	} {
 		rec := httptest.NewRecorder()
-		h.ServeHTTP(rec, httptest.NewRequest(c.method, "/mutate", strings.NewReader(c.body)))
-		if rec.Code != c.want {
-			t.Errorf("%s %q: HTTP %d, want %d", c.method, c.body, rec.Code, c.want)
+		req := httptest.NewRequest(http.MethodPost, "/mutate", strings.NewReader(c.body))
+		req.Header.Set("Content-Type", c.contentType)
+		h.ServeHTTP(rec, req)
+		var review admissionv1.AdmissionReview
+		if err := json.Unmarshal(rec.Body.Bytes(), &review); err != nil || review.Response == nil {
+			t.Errorf("%q: HTTP %d %s: not an AdmissionReview (%v)", c.body, rec.Code, rec.Body.String(), err)
+			continue
+		}
+		if r := review.Response; r.Allowed || r.Result == nil || r.Result.Code != http.StatusBadRequest || !strings.Contains(r.Result.Message, c.want) {
+			t.Errorf("%q: response %+v, want denied with 400 and %q", c.body, r, c.want)
 		}
 	}
 }

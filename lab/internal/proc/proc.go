@@ -21,6 +21,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"k8s.io/apimachinery/pkg/util/wait"
 )
 
 // Manager starts and stops processes whose PID files live in PIDDir and whose
@@ -227,35 +229,60 @@ type Probe struct {
 	CAFile string
 	// CertFile/KeyFile authenticate the client, when the endpoint needs it.
 	CertFile, KeyFile string
+	// StartTimeout bounds the wait for the first healthy answer (DefaultStartTimeout when zero).
+	StartTimeout time.Duration
 }
 
-// WaitReady polls probe until it answers 200, the process exits, or ctx ends.
-// A process that exits fails at once, with the end of its log.
+// DefaultStartTimeout is how long a component may take to answer its health probe after it
+// was started. The slowest, kube-apiserver on a loaded 2-core machine, answers within about 30 s.
+const DefaultStartTimeout = 2 * time.Minute
+
+// WaitReady polls probe until it answers 200, the process exits, the probe's start timeout
+// passes, or ctx ends. A process that exits fails at once, and a process that does not answer
+// in time fails, both with the end of its log; the process is left running for the caller to
+// stop or inspect.
 func (m *Manager) WaitReady(ctx context.Context, name string, p Probe) error {
 	client, err := p.client()
 	if err != nil {
 		return err
 	}
+	timeout := p.StartTimeout
+	if timeout <= 0 {
+		timeout = DefaultStartTimeout
+	}
 	var last string
-	for {
+	var exited bool
+	err = wait.PollUntilContextTimeout(ctx, 250*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
 		if _, ok := m.Running(name); !ok {
-			return fmt.Errorf("%s exited; last lines of %s:\n%s", name, m.LogFile(name), m.Tail(name, 20))
+			exited = true
+			return false, errors.New("exited")
 		}
-		resp, err := client.Get(p.URL)
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return nil
-			}
-			last = resp.Status
-		} else {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, p.URL, nil)
+		if err != nil {
+			return false, err
+		}
+		resp, err := client.Do(req)
+		if err != nil {
 			last = err.Error()
+			return false, nil
 		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("%s not ready at %s (%s); last lines of %s:\n%s", name, p.URL, last, m.LogFile(name), m.Tail(name, 20))
-		case <-time.After(250 * time.Millisecond):
+		resp.Body.Close()
+		if resp.StatusCode == http.StatusOK {
+			return true, nil
 		}
+		last = resp.Status
+		return false, nil
+	})
+	switch {
+	case err == nil:
+		return nil
+	case exited:
+		return fmt.Errorf("%s exited; last lines of %s:\n%s", name, m.LogFile(name), m.Tail(name, 20))
+	case ctx.Err() == nil && wait.Interrupted(err):
+		return fmt.Errorf("%s not ready at %s within its start timeout of %s (%s); last lines of %s:\n%s",
+			name, p.URL, timeout, last, m.LogFile(name), m.Tail(name, 20))
+	default:
+		return fmt.Errorf("%s not ready at %s (%s); last lines of %s:\n%s", name, p.URL, last, m.LogFile(name), m.Tail(name, 20))
 	}
 }
 

@@ -105,4 +105,27 @@ func TestWaitReadyFailsFastWhenTheProcessExits(t *testing.T) {
 	}
 }
 
+// A component that runs but never answers its probe fails after its start timeout instead of
+// holding `lab up` until the user interrupts it.
+func TestWaitReadyFailsWhenTheProcessNeverAnswers(t *testing.T) {
+	m := newManager(t)
+	if _, err := m.Start(Spec{Name: "silent", Path: sleepBin(t), Args: []string{"60"}}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = m.Kill("silent") })
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	start := time.Now()
+	err := m.WaitReady(ctx, "silent", Probe{URL: "http://127.0.0.1:1/healthz", StartTimeout: 2 * time.Second})
+	if err == nil || !strings.Contains(err.Error(), "start timeout of 2s") || !strings.Contains(err.Error(), "start: "+sleepBin(t)+" 60") {
+		t.Fatalf("WaitReady = %v; want a start timeout error with the log tail", err)
+	}
+	if took := time.Since(start); took > 10*time.Second {
+		t.Fatalf("WaitReady took %s; want it to give up after the 2s start timeout", took)
+	}
+	if _, ok := m.Running("silent"); !ok {
+		t.Error("the process was stopped; the caller decides")
+	}
+}
+
 func itoa(i int) string { return strconv.Itoa(i) }

@@ -1,101 +1,96 @@
 package main
 
 import (
+	"context"
+	"crypto/tls"
 	"io"
 	"log/slog"
-	"slices"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
-	"github.com/karmada-failover/lab/restore/webhook"
+	certutil "k8s.io/client-go/util/cert"
+
+	"github.com/karmada-failover/lab/restore/cmd/flink-restore-webhook/app/options"
 )
 
-func TestTrustFromFlags(t *testing.T) {
-	for _, c := range []struct {
-		name       string
-		args       []string
-		wantUsers  []string
-		wantGroups []string
-		wantErr    string
-	}{
-		{name: "nothing configured", args: nil, wantErr: "no trusted identity: pass --cluster-name"},
-		{name: "push, karmadactl join member2", args: []string{"--cluster-name=member2"},
-			wantUsers: []string{"system:serviceaccount:karmada-cluster:karmada-member2"}},
-		{name: "push, one webhook for the lab's members", args: []string{"--cluster-name=member1", "--cluster-name=member2", "--cluster-name=member3"},
-			wantUsers: []string{"system:serviceaccount:karmada-cluster:karmada-member1", "system:serviceaccount:karmada-cluster:karmada-member2", "system:serviceaccount:karmada-cluster:karmada-member3"}},
-		{name: "pull, karmada-agent", args: []string{"--sync-mode=Pull"},
-			wantUsers: []string{"system:serviceaccount:karmada-system:karmada-agent-sa"}},
-		{name: "pull, Helm-installed agent", args: []string{"--sync-mode=Pull", "--karmada-agent-serviceaccount=karmada-system/karmada"},
-			wantUsers: []string{"system:serviceaccount:karmada-system:karmada"}},
-		{name: "an exact identity only", args: []string{"--trusted-username=system:serviceaccount:karmada-cluster:custom"},
-			wantUsers: []string{"system:serviceaccount:karmada-cluster:custom"}},
-		{name: "the old group default, explicitly", args: []string{"--trusted-group=system:serviceaccounts:karmada-cluster"},
-			wantGroups: []string{"system:serviceaccounts:karmada-cluster"}},
-		{name: "bad sync mode", args: []string{"--sync-mode=push"}, wantErr: "sync mode must be Push or Pull"},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			o, err := parseFlags(c.args, io.Discard)
-			if err != nil {
-				t.Fatal(err)
-			}
-			trust, err := o.trust()
-			if c.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), c.wantErr) {
-					t.Fatalf("err = %v, want %q", err, c.wantErr)
-				}
-				return
-			}
-			if err != nil || !slices.Equal(trust.Usernames, c.wantUsers) || !slices.Equal(trust.Groups, c.wantGroups) {
-				t.Fatalf("trust %+v, %v", trust, err)
-			}
-			if !slices.Equal(trust.ExcludedUsernames, []string{webhook.DefaultUntrustedUsername}) {
-				t.Errorf("excluded %q", trust.ExcludedUsernames)
-			}
-		})
-	}
-}
-
-func TestCallerAuthFromFlags(t *testing.T) {
-	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
-	for _, c := range []struct {
-		name    string
-		args    []string
-		anon    []string
-		wantErr string
-	}{
-		{name: "no client CA, no opt-out", wantErr: "pass --client-ca-file"},
-		{name: "client CA", args: []string{"--client-ca-file=ca.pem"}},
-		{name: "lab opt-out for /mutate", args: []string{"--insecure-allow-anonymous=mutate"}, anon: []string{"mutate"}},
-		{name: "lab opt-out for both", args: []string{"--insecure-allow-anonymous=mutate, locate"}, anon: []string{"mutate", "locate"}},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			o, err := parseFlags(c.args, io.Discard)
-			if err != nil {
-				t.Fatal(err)
-			}
-			auth := webhook.CallerAuth{AllowAnonymous: o.anonymousEndpoints()}
-			if !slices.Equal(auth.AllowAnonymous, c.anon) {
-				t.Errorf("anonymous %q, want %q", auth.AllowAnonymous, c.anon)
-			}
-			err = o.checkCallerAuth(auth, logger)
-			if c.wantErr == "" && err != nil || c.wantErr != "" && (err == nil || !strings.Contains(err.Error(), c.wantErr)) {
-				t.Errorf("err = %v, want %q", err, c.wantErr)
-			}
-		})
-	}
-}
-
-func TestFlagDefaults(t *testing.T) {
-	o, err := parseFlags(nil, io.Discard)
+// writeServingCert writes a new self-signed certificate for host to certFile and keyFile.
+func writeServingCert(t *testing.T, host, certFile, keyFile string) {
+	t.Helper()
+	cert, key, err := certutil.GenerateSelfSignedCertKey(host, []net.IP{net.ParseIP("127.0.0.1")}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if o.onMissing != webhook.OnMissingDenyUntilGrace || o.missingGrace != webhook.DefaultMissingGrace ||
-		o.userSavepoint != webhook.UserSavepointOverride || o.identity.SyncMode != webhook.SyncModePush ||
-		!slices.Equal(o.locateUsers.values, []string{webhook.DefaultLocateCaller}) || o.anonymous != "" {
-		t.Errorf("defaults %+v", o)
+	// Write to temporary files and rename, as cert-manager and kubelet's projected volumes replace
+	// files, so that a reader never sees half a file.
+	for file, data := range map[string][]byte{certFile: cert, keyFile: key} {
+		if err := os.WriteFile(file+".new", data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Rename(file+".new", file); err != nil {
+			t.Fatal(err)
+		}
 	}
-	if _, err := parseFlags([]string{"--failure-policy=fail"}, io.Discard); err == nil {
-		t.Error("--failure-policy (replaced by --on-missing) still accepted")
+}
+
+// servedCertHost connects and returns the common name of the certificate the server presents.
+func servedCertHost(t *testing.T, addr string) string {
+	t.Helper()
+	conn, err := tls.Dial("tcp", addr, &tls.Config{InsecureSkipVerify: true}) //nolint:gosec // inspecting the served certificate
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	return conn.ConnectionState().PeerCertificates[0].Subject.CommonName
+}
+
+// TestServingCertificateRenewal checks that a renewed serving certificate is used for new
+// connections without a restart.
+func TestServingCertificateRenewal(t *testing.T) {
+	dir := t.TempDir()
+	o := &options.Options{CertFile: filepath.Join(dir, "tls.crt"), KeyFile: filepath.Join(dir, "tls.key")}
+	writeServingCert(t, "first.webhook.test", o.CertFile, o.KeyFile)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	cfg, err := servingTLS(ctx, o, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := tls.Listen("tcp", "127.0.0.1:0", cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: http.NotFoundHandler(), ReadHeaderTimeout: time.Second}
+	go func() { _ = srv.Serve(ln) }()
+	defer srv.Close()
+
+	// GenerateSelfSignedCertKey names the certificate <host>@<unix time>.
+	if got := servedCertHost(t, ln.Addr().String()); !strings.HasPrefix(got, "first.webhook.test@") {
+		t.Fatalf("served %q, want the first certificate", got)
+	}
+	writeServingCert(t, "renewed.webhook.test", o.CertFile, o.KeyFile)
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		got := servedCertHost(t, ln.Addr().String())
+		if strings.HasPrefix(got, "renewed.webhook.test@") {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("still serving %q 20s after the renewal", got)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+func TestServingTLSRefusesAMissingKeyPair(t *testing.T) {
+	dir := t.TempDir()
+	o := &options.Options{CertFile: filepath.Join(dir, "none.crt"), KeyFile: filepath.Join(dir, "none.key")}
+	if _, err := servingTLS(context.Background(), o, slog.New(slog.NewTextHandler(io.Discard, nil))); err == nil {
+		t.Fatal("servingTLS accepted a missing key pair")
 	}
 }
