@@ -91,6 +91,8 @@ type Result struct {
 	Runs    []Run              `json:"runs"`
 	Medians map[string]Summary `json:"medians"`
 	Ratios  map[string]float64 `json:"ratios"`
+	// HistoryLimit is the lab's --failover-history-limit (historyBytesAtCap).
+	HistoryLimit int `json:"historyLimit,omitempty"`
 	// RoundRatios are patched/upstream of each round, so the spread between rounds shows.
 	RoundRatios []RoundRatio `json:"roundRatios,omitempty"`
 }
@@ -168,10 +170,11 @@ func run(n, rounds int, out string, resume bool) error {
 		return err
 	}
 	lab := local.New(cfg)
-	if st, err := local.ReadState(cfg); err != nil || !st.Ready {
+	st, err := lab.State()
+	if err != nil || !st.Ready {
 		return errors.New("the lab is not up: run make lab-up first")
 	}
-	fl, err := framework.NewLab(cfg.KarmadaKubeconfig(), cfg.MembersKubeconfig(), nil)
+	fl, err := framework.NewLab(cfg.KarmadaKubeconfig(), cfg.MembersKubeconfig(), lab, st)
 	if err != nil {
 		return err
 	}
@@ -186,6 +189,7 @@ func run(n, rounds int, out string, resume bool) error {
 		}
 	}
 	res.Rounds = rounds
+	res.HistoryLimit = st.FailoverHistoryLimit
 	done := map[string]bool{}
 	for _, r := range res.Runs {
 		done[fmt.Sprintf("%d/%s", r.Round, r.Flavour)] = true
@@ -580,8 +584,12 @@ func summarize(res *Result) {
 	}
 	sort.Slice(res.RoundRatios, func(i, j int) bool { return res.RoundRatios[i].Round < res.RoundRatios[j].Round })
 	res.Ratios["extraWritesPerBinding"] = res.Medians["patched/apiWritesPerFailedOverBinding"].Median - res.Medians["upstream/apiWritesPerFailedOverBinding"].Median
-	// One history item per failed-over binding here; the cap holds --failover-history-limit (5).
-	res.Ratios["historyBytesAtCap"] = 5 * (res.Medians["patched/meanFailedOverBindingBytes"].Median - res.Medians["upstream/meanFailedOverBindingBytes"].Median)
+	// One history item per failed-over binding here; the cap holds --failover-history-limit items.
+	limit := res.HistoryLimit
+	if limit == 0 { // a result of a lab that did not record its limit: the default
+		limit = 5
+	}
+	res.Ratios["historyBytesAtCap"] = float64(limit) * (res.Medians["patched/meanFailedOverBindingBytes"].Median - res.Medians["upstream/meanFailedOverBindingBytes"].Median)
 }
 
 func summary(v []float64) Summary {

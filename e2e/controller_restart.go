@@ -167,13 +167,13 @@ func killDuringFailover(ctx context.Context, e *specEnv, name, source, dest stri
 		}
 	}).Should(Succeed())
 	e.timeline.Mark(fmt.Sprintf("failover %d reached: %s", n, at))
-	Expect(e.lab.Faults.StopController(ctx, true)).To(Succeed())
+	Expect(e.lab.Provider.StopController(ctx, true)).To(Succeed())
 	e.timeline.Mark("karmada-controller-manager killed (SIGKILL)")
-	e.cleanups = append(e.cleanups, func(ctx context.Context) { _ = e.lab.Faults.StartController(ctx, nil) })
+	e.cleanups = append(e.cleanups, func(ctx context.Context) { _ = e.lab.Provider.StartController(ctx, nil) })
 	if hold != nil {
 		Expect(hold.Release(ctx)).To(Succeed())
 	}
-	Expect(e.lab.Faults.StartController(ctx, nil)).To(Succeed())
+	Expect(e.lab.Provider.StartController(ctx, nil)).To(Succeed())
 	e.timeline.Mark("karmada-controller-manager started again")
 
 	Expect(e.waitMovedAway(ctx, name, source)).To(Equal([]string{dest}))

@@ -113,7 +113,7 @@ func DividedFailoverSpec(ctx context.Context, inputGetter func() DividedFailover
 		placed := e.waitPlaced(ctx, name)
 		Expect(placed).To(HaveLen(2))
 		for _, c := range placed {
-			Expect(input.Lab.Faults.FailPods(ctx, c, e.ns, "app="+name, false)).To(Succeed())
+			Expect(failPods(ctx, input.Lab, c, e.ns, "app="+name, false)).To(Succeed())
 		}
 		e.timeline.Mark("pods failing on " + placed[0] + " and " + placed[1])
 		By("seeing Karmada report the Deployment Unhealthy on both clusters")
@@ -133,9 +133,9 @@ func DividedFailoverSpec(ctx context.Context, inputGetter func() DividedFailover
 		// karmada-controller-manager while both clusters are unhealthy makes the restarted
 		// controller see both in its first pass, so their tolerations end together and it evicts
 		// both in one pass: two eviction tasks with the same creation time.
-		Expect(input.Lab.Faults.StopController(ctx, true)).To(Succeed())
-		e.cleanups = append(e.cleanups, func(ctx context.Context) { _ = input.Lab.Faults.StartController(ctx, nil) })
-		Expect(input.Lab.Faults.StartController(ctx, nil)).To(Succeed())
+		Expect(input.Lab.Provider.StopController(ctx, true)).To(Succeed())
+		e.cleanups = append(e.cleanups, func(ctx context.Context) { _ = input.Lab.Provider.StartController(ctx, nil) })
+		Expect(input.Lab.Provider.StartController(ctx, nil)).To(Succeed())
 		e.timeline.Mark("karmada-controller-manager killed (SIGKILL) and started again")
 
 		e.waitMovedAway(ctx, name, placed[0])

@@ -18,9 +18,9 @@ import (
 	. "github.com/onsi/gomega"
 
 	"github.com/karmada-failover/lab/e2e/framework"
-	"github.com/karmada-failover/lab/lab/config"
-	"github.com/karmada-failover/lab/lab/kind"
+	labapi "github.com/karmada-failover/lab/lab"
 	"github.com/karmada-failover/lab/lab/local"
+	"github.com/karmada-failover/lab/lab/providers"
 )
 
 var (
@@ -32,11 +32,10 @@ var (
 var (
 	e2eConfig *framework.Config
 	lab       *framework.Lab
-	localLab  *local.Lab
-	kindLab   *kind.Lab
+	provider  labapi.Provider
 	broughtUp bool
 	artifacts string
-	// historyLimit is the lab's --failover-history-limit (LAB_FAILOVER_HISTORY_LIMIT).
+	// historyLimit is the lab's --failover-history-limit, from its record.
 	historyLimit int
 )
 
@@ -48,22 +47,11 @@ func TestE2E(t *testing.T) {
 var _ = SynchronizedBeforeSuite(func(ctx SpecContext) []byte {
 	root, err := filepath.Abs("..")
 	Expect(err).NotTo(HaveOccurred())
-	cfg, err := config.Load(root)
+	p, _, err := providers.Open(root, false)
 	Expect(err).NotTo(HaveOccurred())
-	if cfg.Provider == config.ProviderKind {
-		kl, err := kind.New(cfg)
-		Expect(err).NotTo(HaveOccurred())
-		if st, err := kind.ReadState(cfg); err != nil || !st.Ready {
-			By("bringing the kind lab up (it was not up)")
-			Expect(kl.Up(ctx, GinkgoWriter)).To(Succeed())
-			broughtUp = true
-		}
-		return nil
-	}
-	l := local.New(cfg)
-	if st, err := local.ReadState(cfg); err != nil || !st.Ready || !l.Running() {
-		By("bringing the hermetic lab up (it was not up)")
-		Expect(l.Up(ctx, GinkgoWriter, os.Getenv("LAB_RETAIN") == "1")).To(Succeed())
+	if st, err := p.State(); err != nil || !st.Ready || !running(p) {
+		By("bringing the " + string(p.Name()) + " lab up (it was not up)")
+		Expect(p.Up(ctx, labapi.UpOptions{Out: GinkgoWriter, Retain: os.Getenv("LAB_RETAIN") == "1"})).To(Succeed())
 		broughtUp = true
 	}
 	return nil
@@ -72,29 +60,22 @@ var _ = SynchronizedBeforeSuite(func(ctx SpecContext) []byte {
 	e2eConfig, err = framework.LoadConfig(*configPath)
 	Expect(err).NotTo(HaveOccurred())
 	root, _ := filepath.Abs("..")
-	cfg, err := config.Load(root)
+	provider, _, err = providers.Open(root, false)
 	Expect(err).NotTo(HaveOccurred())
-	historyLimit = cfg.FailoverHistoryLimit
-	var faults framework.FaultInjector
-	if cfg.Provider == config.ProviderKind {
-		kindLab, err = kind.New(cfg)
-		Expect(err).NotTo(HaveOccurred())
-		faults, err = framework.NewKindFaults(kindLab)
-		Expect(err).NotTo(HaveOccurred())
-	} else {
-		localLab = local.New(cfg)
-		faults = framework.LocalFaults{Lab: localLab}
+	cfg := provider.Config()
+	st, err := provider.State()
+	Expect(err).NotTo(HaveOccurred(), "the lab's record")
+	historyLimit = st.FailoverHistoryLimit
+	if historyLimit == 0 { // recorded by an older lab
+		historyLimit = cfg.FailoverHistoryLimit
 	}
-	lab, err = framework.NewLab(cfg.KarmadaKubeconfig(), cfg.MembersKubeconfig(), faults)
+	lab, err = framework.NewLab(cfg.KarmadaKubeconfig(), cfg.MembersKubeconfig(), provider, st)
 	Expect(err).NotTo(HaveOccurred())
-	lab.Provider = string(cfg.Provider)
-	if localLab != nil {
-		lab.FlinkOutputDir = cfg.FlinkOutputDir()
-		if creds, err := localLab.ReadS3Credentials(); err == nil {
+	if l, ok := provider.(*local.Lab); ok {
+		if creds, err := l.ReadS3Credentials(); err == nil {
 			lab.Checkpoints = &framework.CheckpointStore{Endpoint: creds.Endpoint, Region: creds.Region, AccessKey: creds.AccessKey, SecretKey: creds.SecretKey}
 		}
 	}
-	lab.LogDirs = []string{cfg.LogDir(), filepath.Join(cfg.KwokDir(), "clusters")}
 	artifacts = *artifactFolder
 	if a := os.Getenv("ARTIFACTS"); artifacts == "" && a != "" {
 		artifacts = a
@@ -112,10 +93,14 @@ var _ = SynchronizedBeforeSuite(func(ctx SpecContext) []byte {
 var _ = SynchronizedAfterSuite(func() {}, func(ctx SpecContext) {
 	if broughtUp && !*keepLab {
 		By("taking down the lab the suite brought up")
-		if kindLab != nil {
-			Expect(kindLab.Down(ctx, GinkgoWriter)).To(Succeed())
-			return
-		}
-		Expect(localLab.Down(ctx, GinkgoWriter)).To(Succeed())
+		Expect(provider.Down(ctx, GinkgoWriter)).To(Succeed())
 	}
 }, NodeTimeout(2*time.Minute))
+
+// running tells whether the lab's processes run (the hermetic lab's record may outlive them).
+func running(p labapi.Provider) bool {
+	if l, ok := p.(*local.Lab); ok {
+		return l.Running()
+	}
+	return true
+}

@@ -129,10 +129,10 @@ func FailoverSpec(ctx context.Context, inputGetter func() FailoverSpecInput) {
 		case FaultTaint:
 			e.taint(ctx, source, "lab.karmada.io/fault")
 		case FaultStopCluster:
-			Expect(input.Lab.Faults.StopCluster(ctx, source, false)).To(Succeed())
-			e.cleanups = append(e.cleanups, func(ctx context.Context) { _ = input.Lab.Faults.StartCluster(ctx, source) })
+			Expect(input.Lab.Provider.StopCluster(ctx, source, false)).To(Succeed())
+			e.cleanups = append(e.cleanups, func(ctx context.Context) { _ = input.Lab.Provider.StartCluster(ctx, source) })
 		case FaultPodsNotReady:
-			Expect(input.Lab.Faults.FailPods(ctx, source, e.ns, "app="+name, false)).To(Succeed())
+			Expect(failPods(ctx, input.Lab, source, e.ns, "app="+name, false)).To(Succeed())
 		case FaultImagePull:
 			op := framework.NewUnpullableImagePolicy(e.ns, name, name, []string{source})
 			_, err := input.Lab.Karmada.Karmada().PolicyV1alpha1().OverridePolicies(e.ns).Create(ctx, op, metav1.CreateOptions{})
@@ -257,7 +257,7 @@ func FailoverSpec(ctx context.Context, inputGetter func() FailoverSpecInput) {
 
 		if input.Fault == FaultStopCluster {
 			By("starting " + source + " again: the old Deployment there is cleaned up")
-			Expect(input.Lab.Faults.StartCluster(ctx, source)).To(Succeed())
+			Expect(input.Lab.Provider.StartCluster(ctx, source)).To(Succeed())
 			e.timeline.Mark(source + " started again")
 			e.eventually(ctx, "wait-cluster-ready", func(ctx context.Context) (bool, error) { return input.Lab.ClusterReady(ctx, source) }).Should(BeTrue())
 			e.timeline.Mark(source + " Ready again")

@@ -34,12 +34,12 @@ func FeatureGateOffSpec(ctx context.Context, inputGetter func() FeatureGateOffSp
 		input = inputGetter()
 		e = newSpecEnv(ctx, "gate-off", input.E2EConfig, input.Lab, input.ArtifactFolder)
 		By("restarting karmada-controller-manager with FailoverHistory=false")
-		Expect(input.Lab.Faults.StopController(ctx, false)).To(Succeed())
+		Expect(input.Lab.Provider.StopController(ctx, false)).To(Succeed())
 		e.cleanups = append(e.cleanups, func(ctx context.Context) {
-			_ = input.Lab.Faults.StopController(ctx, false)
-			Expect(input.Lab.Faults.StartController(ctx, nil)).To(Succeed())
+			_ = input.Lab.Provider.StopController(ctx, false)
+			Expect(input.Lab.Provider.StartController(ctx, nil)).To(Succeed())
 		})
-		Expect(input.Lab.Faults.StartController(ctx, map[string]bool{"FailoverHistory": false})).To(Succeed())
+		Expect(input.Lab.Provider.StartController(ctx, map[string]bool{"FailoverHistory": false})).To(Succeed())
 	})
 
 	It("fails over as upstream does: no history, no marker", func(ctx SpecContext) {

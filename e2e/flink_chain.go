@@ -48,7 +48,7 @@ func FlinkChainSpec(ctx context.Context, inputGetter func() FlinkChainSpecInput)
 
 	BeforeEach(func(ctx SpecContext) {
 		input = inputGetter()
-		skipUnsupported(input.Lab, framework.FaultFlinkRunner)
+		skipWithoutFlinkRunner(input.Lab)
 		Expect(input.Candidates).To(HaveLen(3), "Invalid argument. FlinkChainSpec needs three candidates")
 		e = newSpecEnv(ctx, "flink-chain", input.E2EConfig, input.Lab, input.ArtifactFolder)
 		e.timeline = framework.NewTimeline(fmt.Sprintf("Flink failover A → B (never healthy) → C (%s)", e.ns))
@@ -72,13 +72,13 @@ func FlinkChainSpec(ctx context.Context, inputGetter func() FlinkChainSpecInput)
 		By(fmt.Sprintf("keeping %s (C) out of the first failover and taking the task slots of %s (B)", c, b))
 		const hold = "lab.karmada.io/chain-hold"
 		e.taint(ctx, c, hold)
-		Expect(input.Lab.Faults.StarveFlink(ctx, b, true)).To(Succeed())
-		e.cleanups = append(e.cleanups, func(ctx context.Context) { _ = input.Lab.Faults.StarveFlink(ctx, b, false) })
+		Expect(input.Lab.Provider.StarveFlink(ctx, b, true)).To(Succeed())
+		e.cleanups = append(e.cleanups, func(ctx context.Context) { _ = input.Lab.Provider.StarveFlink(ctx, b, false) })
 
 		By("failing the job on " + a + " (A): it loses its task slots")
 		injected := time.Now()
-		Expect(input.Lab.Faults.StarveFlink(ctx, a, true)).To(Succeed())
-		e.cleanups = append(e.cleanups, func(ctx context.Context) { _ = input.Lab.Faults.StarveFlink(ctx, a, false) })
+		Expect(input.Lab.Provider.StarveFlink(ctx, a, true)).To(Succeed())
+		e.cleanups = append(e.cleanups, func(ctx context.Context) { _ = input.Lab.Provider.StarveFlink(ctx, a, false) })
 		e.timeline.Mark("failure injected on " + a)
 
 		By("the job moves to " + b + " (B) and never becomes healthy there")

@@ -71,7 +71,7 @@ func FlinkFailoverSpec(ctx context.Context, inputGetter func() FlinkFailoverSpec
 
 	BeforeEach(func(ctx SpecContext) {
 		input = inputGetter()
-		skipUnsupported(input.Lab, framework.FaultFlinkRunner)
+		skipWithoutFlinkRunner(input.Lab)
 		e = newSpecEnv(ctx, "flink", input.E2EConfig, input.Lab, input.ArtifactFolder)
 		e.timeline = framework.NewTimeline(fmt.Sprintf("Flink failover by %s (%s)", input.Fault, e.ns))
 	})
@@ -147,12 +147,12 @@ func FlinkFailoverSpec(ctx context.Context, inputGetter func() FlinkFailoverSpec
 		e.timeline.Mark("failure injected on " + source)
 		switch input.Fault {
 		case FaultStopCluster:
-			Expect(input.Lab.Faults.StopCluster(ctx, source, false)).To(Succeed())
+			Expect(input.Lab.Provider.StopCluster(ctx, source, false)).To(Succeed())
 			fenced := false
 			e.cleanups = append(e.cleanups, func(ctx context.Context) {
 				// The fenced member's recovery: back first (Karmada deletes the old copy
 				// there), then the taint is removed.
-				_ = input.Lab.Faults.StartCluster(ctx, source)
+				_ = input.Lab.Provider.StartCluster(ctx, source)
 				if fenced {
 					_ = input.Lab.TaintCluster(ctx, source, framework.OutOfServiceTaintKey, "", true)
 				}
@@ -168,8 +168,8 @@ func FlinkFailoverSpec(ctx context.Context, inputGetter func() FlinkFailoverSpec
 			fenced = true
 			e.timeline.Mark(source + " out of service")
 		case FaultFlinkStarved:
-			Expect(input.Lab.Faults.StarveFlink(ctx, source, true)).To(Succeed())
-			e.cleanups = append(e.cleanups, func(ctx context.Context) { _ = input.Lab.Faults.StarveFlink(ctx, source, false) })
+			Expect(input.Lab.Provider.StarveFlink(ctx, source, true)).To(Succeed())
+			e.cleanups = append(e.cleanups, func(ctx context.Context) { _ = input.Lab.Provider.StarveFlink(ctx, source, false) })
 		default:
 			Fail("unsupported fault " + string(input.Fault))
 		}
@@ -369,7 +369,7 @@ func ForgedMarkerSpec(ctx context.Context, inputGetter func() ForgedMarkerSpecIn
 
 	BeforeEach(func(ctx SpecContext) {
 		input = inputGetter()
-		skipUnsupported(input.Lab, framework.FaultFlinkRunner)
+		skipWithoutFlinkRunner(input.Lab)
 		e = newSpecEnv(ctx, "forged-marker", input.E2EConfig, input.Lab, input.ArtifactFolder)
 	})
 

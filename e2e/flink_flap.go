@@ -44,7 +44,7 @@ func FlinkFlapSpec(ctx context.Context, inputGetter func() FlinkFlapSpecInput) {
 
 	BeforeEach(func(ctx SpecContext) {
 		input = inputGetter()
-		skipUnsupported(input.Lab, framework.FaultFlinkRunner)
+		skipWithoutFlinkRunner(input.Lab)
 		skipUnsupported(input.Lab, framework.FaultPartition)
 		Expect(input.Period).To(BeNumerically(">", 0), "Invalid argument. Period")
 		Expect(input.Duration).To(BeNumerically(">", input.Period), "Invalid argument. Duration")
@@ -61,18 +61,18 @@ func FlinkFlapSpec(ctx context.Context, inputGetter func() FlinkFlapSpecInput) {
 		e.timeline.Mark("job RUNNING on " + source)
 
 		By(fmt.Sprintf("flapping the link to %s every %s for %s", source, input.Period, input.Duration))
-		e.cleanups = append(e.cleanups, func(ctx context.Context) { _ = input.Lab.Faults.Partition(ctx, source, true) })
+		e.cleanups = append(e.cleanups, func(ctx context.Context) { _ = input.Lab.Provider.Partition(ctx, source, true) })
 		flapped := make(chan error, 1)
 		go func() {
 			defer GinkgoRecover()
 			var err error
 			heal := false
 			for end := time.Now().Add(input.Duration); err == nil && time.Now().Before(end); heal = !heal {
-				if err = input.Lab.Faults.Partition(ctx, source, heal); err == nil {
+				if err = input.Lab.Provider.Partition(ctx, source, heal); err == nil {
 					time.Sleep(input.Period)
 				}
 			}
-			flapped <- errors.Join(err, input.Lab.Faults.Partition(ctx, source, true))
+			flapped <- errors.Join(err, input.Lab.Provider.Partition(ctx, source, true))
 		}()
 		holders := func(ctx context.Context) []string {
 			var on []string

@@ -53,7 +53,7 @@ func FlinkNoStateSpec(ctx context.Context, inputGetter func() FlinkNoStateSpecIn
 
 	BeforeEach(func(ctx SpecContext) {
 		input = inputGetter()
-		skipUnsupported(input.Lab, framework.FaultFlinkRunner)
+		skipWithoutFlinkRunner(input.Lab)
 		e = newSpecEnv(ctx, "flink-no-state", input.E2EConfig, input.Lab, input.ArtifactFolder)
 		e.timeline = framework.NewTimeline(fmt.Sprintf("Flink failover without state (%s)", e.ns))
 	})
@@ -95,8 +95,8 @@ func FlinkNoStateSpec(ctx context.Context, inputGetter func() FlinkNoStateSpecIn
 
 		By("starving the job on " + source + " (application failover)")
 		injected := time.Now()
-		Expect(input.Lab.Faults.StarveFlink(ctx, source, true)).To(Succeed())
-		e.cleanups = append(e.cleanups, func(ctx context.Context) { _ = input.Lab.Faults.StarveFlink(ctx, source, false) })
+		Expect(input.Lab.Provider.StarveFlink(ctx, source, true)).To(Succeed())
+		e.cleanups = append(e.cleanups, func(ctx context.Context) { _ = input.Lab.Provider.StarveFlink(ctx, source, false) })
 		e.timeline.Mark("failure injected on " + source)
 
 		var dest string

@@ -73,7 +73,7 @@ func FlinkPartitionSpec(ctx context.Context, inputGetter func() FlinkPartitionSp
 
 	BeforeEach(func(ctx SpecContext) {
 		input = inputGetter()
-		skipUnsupported(input.Lab, framework.FaultFlinkRunner)
+		skipWithoutFlinkRunner(input.Lab)
 		if input.Fault == "" {
 			input.Fault = framework.FaultPartition
 		}
@@ -124,16 +124,16 @@ func FlinkPartitionSpec(ctx context.Context, inputGetter func() FlinkPartitionSp
 		crash := input.Fault == framework.FaultStopCluster
 		heal := func(ctx context.Context) error {
 			if crash {
-				return input.Lab.Faults.StartCluster(ctx, source)
+				return input.Lab.Provider.StartCluster(ctx, source)
 			}
-			return input.Lab.Faults.Partition(ctx, source, true)
+			return input.Lab.Provider.Partition(ctx, source, true)
 		}
 		if crash {
 			By("crashing " + source + " (SIGKILL: no grace, no final checkpoint)")
-			Expect(input.Lab.Faults.StopCluster(ctx, source, false)).To(Succeed())
+			Expect(input.Lab.Provider.StopCluster(ctx, source, false)).To(Succeed())
 		} else {
 			By("partitioning " + source + " from Karmada: the member and its job keep running")
-			Expect(input.Lab.Faults.Partition(ctx, source, false)).To(Succeed())
+			Expect(input.Lab.Provider.Partition(ctx, source, false)).To(Succeed())
 		}
 		healed := false
 		e.cleanups = append(e.cleanups, func(ctx context.Context) {

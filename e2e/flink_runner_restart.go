@@ -42,7 +42,7 @@ func FlinkRunnerRestartSpec(ctx context.Context, inputGetter func() FlinkRunnerR
 
 	BeforeEach(func(ctx SpecContext) {
 		input = inputGetter()
-		skipUnsupported(input.Lab, framework.FaultFlinkRunner)
+		skipWithoutFlinkRunner(input.Lab)
 		skipUnsupported(input.Lab, framework.FaultStarveFlink) // restarts the runner
 		e = newSpecEnv(ctx, "flink-runner-restart", input.E2EConfig, input.Lab, input.ArtifactFolder)
 		e.timeline = framework.NewTimeline(fmt.Sprintf("FlinkDeployment runner restarted on %s (%s)", input.Cluster, e.ns))
@@ -80,7 +80,7 @@ func FlinkRunnerRestartSpec(ctx context.Context, inputGetter func() FlinkRunnerR
 		e.timeline.Mark(fmt.Sprintf("job %s RUNNING, 3 checkpoints", before.JobID[:8]))
 
 		By("restarting the runner of " + input.Cluster)
-		Expect(input.Lab.Faults.StarveFlink(ctx, input.Cluster, false)).To(Succeed())
+		Expect(input.Lab.Provider.StarveFlink(ctx, input.Cluster, false)).To(Succeed())
 		e.timeline.Mark("runner restarted")
 
 		By("the same job resumes from its own latest completed checkpoint")

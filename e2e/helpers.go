@@ -146,11 +146,25 @@ func (e *specEnv) finish(ctx context.Context) {
 // finishTimeout bounds an AfterEach that may wait for a member to come back.
 const finishTimeout = 5 * time.Minute
 
-// skipUnsupported skips the spec when the lab's provider cannot inject fault.
+// skipUnsupported skips the spec when the lab's provider cannot inject fault, saying why.
 func skipUnsupported(l *framework.Lab, fault framework.Fault) {
-	if why := l.Faults.Unsupported(fault); why != "" {
-		Skip(fmt.Sprintf("%s lab: %s", l.Provider, why))
+	if err := l.Provider.Supports(fault); err != nil {
+		Skip(err.Error())
 	}
+}
+
+// skipWithoutFlinkRunner skips a Flink spec on a lab without the lab's FlinkDeployment runner,
+// whose Flink REST address (status.clusterInfo) the Flink specs read.
+func skipWithoutFlinkRunner(l *framework.Lab) {
+	if !l.State.FlinkRunner {
+		Skip(fmt.Sprintf("the %s lab's members run no FlinkDeployment runner (the Flink specs read its REST address); on kind, apply the rendered flink-demo.yaml and follow README's kind lab section", l.ProviderName()))
+	}
+}
+
+// failPods makes the pods matching selector unready in cluster (heal: ready again).
+func failPods(ctx context.Context, l *framework.Lab, cluster, namespace, selector string, heal bool) error {
+	_, err := l.Provider.FailPods(ctx, cluster, namespace, selector, heal)
+	return err
 }
 
 // deploymentVersions records the labels and annotations of every version of a

@@ -67,7 +67,7 @@ func (l *Lab) DumpResources(ctx context.Context, namespace, dir string) error {
 			dump(l.Members[name], gvr, namespace)
 		}
 	}
-	for _, src := range l.LogDirs {
+	for _, src := range l.State.Logs {
 		if err := copyLogs(src, filepath.Join(dir, "logs", filepath.Base(filepath.Dir(src))+"-"+filepath.Base(src))); err != nil {
 			problems = append(problems, err.Error())
 		}

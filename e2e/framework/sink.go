@@ -25,18 +25,18 @@ import (
 // lab: a directory every member's Flink processes reach ("" when the lab has
 // none, e.g. the kind lab).
 func (l *Lab) FlinkOutputURI(namespace, name string) string {
-	if l.FlinkOutputDir == "" {
+	if l.State.FlinkOutputDir == "" {
 		return ""
 	}
-	return (&url.URL{Scheme: "file", Path: filepath.Join(l.FlinkOutputDir, namespace, name)}).String()
+	return (&url.URL{Scheme: "file", Path: filepath.Join(l.State.FlinkOutputDir, namespace, name)}).String()
 }
 
 // VerifyFlinkOutput reads the committed output of FlinkDeployment namespace/name.
 func (l *Lab) VerifyFlinkOutput(namespace, name string) (flinkverify.Report, error) {
-	if l.FlinkOutputDir == "" {
-		return flinkverify.Report{}, fmt.Errorf("the %s lab has no Flink output directory", l.Provider)
+	if l.State.FlinkOutputDir == "" {
+		return flinkverify.Report{}, fmt.Errorf("the %s lab has no Flink output directory", l.ProviderName())
 	}
-	return flinkverify.Verify(os.DirFS(filepath.Join(l.FlinkOutputDir, namespace, name)))
+	return flinkverify.Verify(os.DirFS(filepath.Join(l.State.FlinkOutputDir, namespace, name)))
 }
 
 // SetFlinkOutput makes FlinkDeployment fd write its committed output to uri.

@@ -210,9 +210,15 @@ func (c *Config) FlinkOutputDir() string { return filepath.Join(c.Dir, "flink-ou
 //	LAB_UNPULLABLE_IMAGES, LAB_PULLABLE_IMAGES (image prefixes, see ImagePullRule),
 //	LAB_BIN_<NAME> to use a binary from elsewhere (see Binaries).
 func Load(root string) (*Config, error) {
+	return LoadProvider(root, Provider(env("LAB_PROVIDER", string(ProviderLocal))))
+}
+
+// LoadProvider is Load for the given provider, whatever LAB_PROVIDER says: to look at the
+// other provider's lab (see lab/providers.Open).
+func LoadProvider(root string, provider Provider) (*Config, error) {
 	c := &Config{
 		Root:                    root,
-		Provider:                Provider(env("LAB_PROVIDER", string(ProviderLocal))),
+		Provider:                provider,
 		Karmada:                 Flavour(env("LAB_KARMADA", string(FlavourPatched))),
 		ClusterFailureThreshold: env("LAB_CLUSTER_FAILURE_THRESHOLD", "10s"),
 		ClusterMonitorGrace:     env("LAB_CLUSTER_MONITOR_GRACE_PERIOD", "20s"),

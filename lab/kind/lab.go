@@ -14,7 +14,6 @@ package kind
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -24,6 +23,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/karmada-failover/lab/lab"
 	"github.com/karmada-failover/lab/lab/config"
 	"github.com/karmada-failover/lab/lab/internal/steps"
 )
@@ -57,17 +57,6 @@ func New(cfg *config.Config) (*Lab, error) {
 	return l, nil
 }
 
-// State is the kind lab's lab.json.
-type State struct {
-	Provider  string         `json:"provider"`
-	Karmada   string         `json:"karmada"`
-	Restore   string         `json:"restore"`
-	Members   []string       `json:"members"`
-	Ready     bool           `json:"ready"`
-	StartedAt time.Time      `json:"startedAt"`
-	Steps     []steps.Timing `json:"steps,omitempty"`
-}
-
 func (l *Lab) kindDir() string        { return filepath.Join(l.Cfg.Dir, "kind") }
 func (l *Lab) hostKubeconfig() string { return filepath.Join(l.kindDir(), HostCluster+".kubeconfig") }
 func (l *Lab) kubeconfigOf(c string) string {
@@ -76,13 +65,22 @@ func (l *Lab) kubeconfigOf(c string) string {
 
 // Up brings the kind lab up. Each step is idempotent, so a second run after a
 // failure continues where the first stopped.
-func (l *Lab) Up(ctx context.Context, out io.Writer) error {
+func (l *Lab) Up(ctx context.Context, o lab.UpOptions) error {
+	out := o.Out
+	if out == nil {
+		out = io.Discard
+	}
 	l.out = out
+	if st, err := lab.ReadState(l.Cfg); err == nil && st.Ready {
+		return lab.ErrAlreadyUp
+	}
 	if err := os.MkdirAll(l.Cfg.LogDir(), 0o755); err != nil {
 		return err
 	}
 	members := l.members()
-	st := &State{Provider: string(config.ProviderKind), Karmada: string(l.Cfg.Karmada), Restore: l.Restore, Members: members, StartedAt: time.Now().UTC()}
+	st := lab.NewState(l.Cfg)
+	st.Restore = l.Restore
+	st.Logs = []string{l.Cfg.LogDir()}
 	list := []steps.Step{
 		{Name: "preflight: Docker engine, make, Java, Maven", Run: l.preflight},
 		{Name: "kind clusters (" + HostCluster + ", " + strings.Join(members, ", ") + ")", Run: l.createClusters},
@@ -114,26 +112,21 @@ func (l *Lab) members() []string {
 	return m
 }
 
-func (l *Lab) writeState(st *State) error {
-	b, err := json.MarshalIndent(st, "", "  ")
-	if err != nil {
-		return err
-	}
-	return os.WriteFile(l.Cfg.StateFile(), b, 0o644)
-}
+func (l *Lab) writeState(st *lab.State) error { return lab.WriteState(l.Cfg, st) }
 
 // ReadState reads lab.json of a kind lab.
-func ReadState(cfg *config.Config) (*State, error) {
-	b, err := os.ReadFile(cfg.StateFile())
-	if err != nil {
-		return nil, err
-	}
-	var st State
-	if err := json.Unmarshal(b, &st); err != nil {
-		return nil, fmt.Errorf("%s: %w", cfg.StateFile(), err)
-	}
-	return &st, nil
-}
+func ReadState(cfg *config.Config) (*lab.State, error) { return lab.ReadState(cfg) }
+
+// Name is the provider: the kind lab.
+func (l *Lab) Name() config.Provider { return config.ProviderKind }
+
+// Config is the lab's configuration.
+func (l *Lab) Config() *config.Config { return l.Cfg }
+
+// State reads the lab's record.
+func (l *Lab) State() (*lab.State, error) { return lab.ReadState(l.Cfg) }
+
+var _ lab.Provider = (*Lab)(nil)
 
 func (l *Lab) preflight(ctx context.Context) error { return Preflight(ctx, l.Cfg.Root) }
 
@@ -191,11 +184,11 @@ func (l *Lab) createClusters(ctx context.Context) error {
 	return nil
 }
 
-// StopMember stops the member's node container: its API server becomes
+// StopCluster stops the member's node container: its API server becomes
 // unreachable and its workloads stop, as when a cluster fails. By default it
 // crashes (docker kill: SIGKILL to every process in the node); with graceful
 // the container gets docker stop's SIGTERM and grace period.
-func (l *Lab) StopMember(ctx context.Context, name string, graceful bool) error {
+func (l *Lab) StopCluster(ctx context.Context, name string, graceful bool) error {
 	if _, err := memberIndex(l.Cfg, name); err != nil {
 		return err
 	}
@@ -225,33 +218,8 @@ func (l *Lab) Partition(ctx context.Context, name string, heal bool) error {
 	return err
 }
 
-// Flap partitions and heals the member every period for duration, and leaves
-// it connected.
-func (l *Lab) Flap(ctx context.Context, name string, period, duration time.Duration) error {
-	if period <= 0 || duration <= 0 {
-		return fmt.Errorf("flap: period and duration must be > 0")
-	}
-	var err error
-	partitioned := false
-	for end := time.Now().Add(duration); err == nil && time.Now().Before(end); {
-		if err = l.Partition(ctx, name, partitioned); err != nil {
-			break
-		}
-		partitioned = !partitioned
-		select {
-		case <-ctx.Done():
-			err = ctx.Err()
-		case <-time.After(period):
-		}
-	}
-	if partitioned {
-		err = errors.Join(err, l.Partition(context.WithoutCancel(ctx), name, true))
-	}
-	return err
-}
-
-// StartMember starts the member's node container again and waits for its API server.
-func (l *Lab) StartMember(ctx context.Context, name string) error {
+// StartCluster starts the member's node container again and waits for its API server.
+func (l *Lab) StartCluster(ctx context.Context, name string) error {
 	if _, err := memberIndex(l.Cfg, name); err != nil {
 		return err
 	}
@@ -313,38 +281,30 @@ func (l *Lab) Clean(ctx context.Context, out io.Writer) error {
 }
 
 // Status lists each cluster's node container and whether its API server is ready.
-func (l *Lab) Status(ctx context.Context, out io.Writer) error {
-	var bad []string
-	fmt.Fprintf(out, "%-14s %-28s %-8s %s\n", "CLUSTER", "CONTAINER", "RUNNING", "API")
+func (l *Lab) Status(ctx context.Context) ([]lab.ComponentStatus, error) {
+	var rows []lab.ComponentStatus
 	for _, name := range ClusterNames(l.Cfg) {
 		running, _ := l.run(ctx, "docker-inspect", "docker", "inspect", "-f", "{{.State.Running}}", NodeContainer(name))
-		running = strings.TrimSpace(running)
-		api := "ready"
+		row := lab.ComponentStatus{Component: name + " (" + NodeContainer(name) + ")", Address: "kubeconfig " + l.kubeconfigOf(name), Healthy: true}
+		switch strings.TrimSpace(running) {
+		case "true":
+		case "":
+			row.Healthy, row.Detail = false, "container absent"
+		default:
+			row.Healthy, row.Detail = false, "container not running"
+		}
 		if _, err := l.run(ctx, "readyz", l.Cfg.Bins.Kubectl, "--kubeconfig", l.kubeconfigOf(name), "get", "--raw", "/readyz"); err != nil {
-			api = "unreachable"
-			bad = append(bad, name)
+			row.Healthy = false
+			row.Detail = strings.TrimSpace(row.Detail + " API server unreachable")
 		}
-		if running == "" {
-			running = "absent"
-		}
-		fmt.Fprintf(out, "%-14s %-28s %-8s %s\n", name, NodeContainer(name), running, api)
+		rows = append(rows, row)
 	}
-	if len(bad) > 0 {
-		return fmt.Errorf("not ready: %s", strings.Join(bad, ", "))
-	}
-	return nil
+	return rows, nil
 }
 
 // Env prints the same exports as the hermetic lab's.
 func (l *Lab) Env() []string {
-	binDirs := []string{filepath.Dir(l.Cfg.Bins.Kubectl), filepath.Dir(l.Cfg.Bins.Karmadactl), filepath.Dir(l.Cfg.Bins.Kind), filepath.Dir(l.Cfg.Bins.Helm)}
-	return []string{
-		"export KUBECONFIG=" + l.Cfg.KarmadaKubeconfig(),
-		"export KARMADA_CONFIG=" + l.Cfg.KarmadaKubeconfig(),
-		"export MEMBERS_CONFIG=" + l.Cfg.MembersKubeconfig(),
-		"export KARMADA_CONTEXT=" + config.KarmadaContext,
-		"export PATH=" + strings.Join(binDirs, ":") + ":$PATH",
-	}
+	return lab.Env(l.Cfg, l.Cfg.Bins.Kubectl, l.Cfg.Bins.Karmadactl, l.Cfg.Bins.Kind, l.Cfg.Bins.Helm)
 }
 
 // run runs a command with its output in logs/kind-<name>.log and returns its

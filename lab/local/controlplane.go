@@ -182,13 +182,13 @@ func (l *Lab) startWebhook(ctx context.Context) error {
 }
 
 func (l *Lab) startControllerManager(ctx context.Context) error {
-	return l.StartControllerManager(ctx, nil)
+	return l.StartController(ctx, nil)
 }
 
-// StartControllerManager starts karmada-controller-manager, with gates
+// StartController starts karmada-controller-manager, with gates
 // overriding the lab's feature gates (nil: the lab's own). Scenarios use it to
 // restart the controller after a crash or with FailoverHistory off.
-func (l *Lab) StartControllerManager(ctx context.Context, gates map[string]bool) error {
+func (l *Lab) StartController(ctx context.Context, gates map[string]bool) error {
 	p := l.Cfg.Ports
 	args := []string{
 		"--kubeconfig=" + l.Cfg.KarmadaKubeconfig(),
@@ -248,9 +248,9 @@ func (l *Lab) SwitchKarmada(ctx context.Context, flavour config.Flavour) error {
 	return l.startScheduler(ctx)
 }
 
-// StopControllerManager stops karmada-controller-manager: gracefully, or with
+// StopController stops karmada-controller-manager: gracefully, or with
 // kill at once by SIGKILL, as a crash would.
-func (l *Lab) StopControllerManager(kill bool) error {
+func (l *Lab) StopController(_ context.Context, kill bool) error {
 	if kill {
 		return l.Proc.Kill("karmada-controller-manager")
 	}

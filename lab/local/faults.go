@@ -4,38 +4,21 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os/exec"
-	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/karmada-failover/lab/lab/config"
+	"github.com/karmada-failover/lab/lab"
 )
 
-// The lab's fault injection, for tests and demos. Each fault is something that
-// happens to real clusters: a member whose control plane goes away (StopMember),
-// an operator tainting a cluster (TaintCluster), and a workload whose pods stop
-// being ready in one member (FailPods).
+// The lab's fault injection, for tests and demos (lab.Faults). Each fault is
+// something that happens to real clusters: a member whose control plane goes away
+// (StopCluster, members.go), a member Karmada cannot reach (Partition, link.go), a
+// workload whose pods stop being ready in one member (FailPods), Flink jobs that
+// lose their task slots (StarveFlink, flink.go).
 
-// TaintCluster adds (or, with remove, removes) a taint on a Karmada Cluster with
-// karmadactl taint, as an operator would. With effect NoExecute and the
-// Failover gate on, Karmada evicts the cluster's workloads (cluster failover).
-func (l *Lab) TaintCluster(ctx context.Context, cluster, taint string, remove bool) error {
-	if !strings.Contains(taint, ":") {
-		return fmt.Errorf("taint %q: want KEY[=VALUE]:EFFECT, e.g. lab.karmada.io/fault=true:NoExecute", taint)
-	}
-	if remove {
-		taint = strings.TrimSuffix(taint, "-") + "-"
-	}
-	cmd := exec.CommandContext(ctx, l.Cfg.Bins.Karmadactl, "taint", "clusters", cluster, taint,
-		"--kubeconfig="+l.Cfg.KarmadaKubeconfig(), "--karmada-context="+config.KarmadaContext)
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		return fmt.Errorf("karmadactl taint clusters %s %s: %w\n%s", cluster, taint, err, strings.TrimSpace(string(out)))
-	}
-	return nil
-}
+// Supports is nil for every fault: the hermetic lab injects them all.
+func (l *Lab) Supports(lab.Fault) error { return nil }
 
 // FailPods labels the pods matching selector in namespace of one member so the
 // lab's chaos stage turns them NotReady (they keep running); heal removes the

@@ -129,7 +129,7 @@ func (l *Lab) stopRestoreWebhook(member string) error {
 }
 
 // startMemberFlink starts what runs in a member for Flink: its restore webhook,
-// then its runner (StartMember, for a member that ran them before it stopped).
+// then its runner (StartCluster, for a member that ran them before it stopped).
 func (l *Lab) startMemberFlink(ctx context.Context, member string) error {
 	if err := l.startRestoreWebhook(ctx, member); err != nil {
 		return err

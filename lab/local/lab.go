@@ -2,7 +2,6 @@ package local
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -11,7 +10,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -21,6 +19,7 @@ import (
 	clusterv1alpha1 "github.com/karmada-io/karmada/pkg/apis/cluster/v1alpha1"
 	karmadaclientset "github.com/karmada-io/karmada/pkg/generated/clientset/versioned"
 
+	"github.com/karmada-failover/lab/lab"
 	"github.com/karmada-failover/lab/lab/config"
 	"github.com/karmada-failover/lab/lab/internal/kubeconfig"
 	"github.com/karmada-failover/lab/lab/internal/pki"
@@ -28,40 +27,21 @@ import (
 	"github.com/karmada-failover/lab/lab/internal/steps"
 )
 
-// ErrAlreadyUp is returned by Up when the lab is running already.
-var ErrAlreadyUp = errors.New("the lab is already up")
+// ReadState reads the record of the hermetic lab in cfg.Dir (see lab.ReadState).
+func ReadState(cfg *config.Config) (*lab.State, error) { return lab.ReadState(cfg) }
 
-// State is what a running lab records in lab.json.
-type State struct {
-	Provider  config.Provider `json:"provider"`
-	Karmada   config.Flavour  `json:"karmada"`
-	Members   []string        `json:"members"`
-	StartedAt time.Time       `json:"startedAt"`
-	Ready     bool            `json:"ready"`
-	Steps     []steps.Timing  `json:"steps,omitempty"`
-}
+func (l *Lab) writeState(s *lab.State) error { return lab.WriteState(l.Cfg, s) }
 
-// ReadState returns the state of the lab in cfg.Dir, or an error wrapping
-// os.ErrNotExist if no lab was brought up there.
-func ReadState(cfg *config.Config) (*State, error) {
-	b, err := os.ReadFile(cfg.StateFile())
-	if err != nil {
-		return nil, err
-	}
-	s := &State{}
-	if err := json.Unmarshal(b, s); err != nil {
-		return nil, fmt.Errorf("%s: %w", cfg.StateFile(), err)
-	}
-	return s, nil
-}
+// Name is the provider: the hermetic lab.
+func (l *Lab) Name() config.Provider { return config.ProviderLocal }
 
-func (l *Lab) writeState(s *State) error {
-	b, err := json.MarshalIndent(s, "", "  ")
-	if err != nil {
-		return err
-	}
-	return os.WriteFile(l.Cfg.StateFile(), append(b, '\n'), 0o644)
-}
+// Config is the lab's configuration.
+func (l *Lab) Config() *config.Config { return l.Cfg }
+
+// State reads the lab's record.
+func (l *Lab) State() (*lab.State, error) { return lab.ReadState(l.Cfg) }
+
+var _ lab.Provider = (*Lab)(nil)
 
 // Running reports whether any process of the lab is alive.
 func (l *Lab) Running() bool {
@@ -80,12 +60,16 @@ func (l *Lab) Running() bool {
 	return false
 }
 
-// Up brings the lab up. It returns ErrAlreadyUp if the lab is running and
-// healthy. On failure the partial lab is torn down unless retain is set.
-func (l *Lab) Up(ctx context.Context, out io.Writer, retain bool) error {
+// Up brings the lab up. It returns lab.ErrAlreadyUp if the lab is running and
+// healthy. On failure the partial lab is torn down unless o.Retain is set.
+func (l *Lab) Up(ctx context.Context, o lab.UpOptions) error {
+	out, retain := o.Out, o.Retain
+	if out == nil {
+		out = io.Discard
+	}
 	if l.Running() {
 		if st, err := ReadState(l.Cfg); err == nil && st.Ready {
-			return ErrAlreadyUp
+			return lab.ErrAlreadyUp
 		}
 		return fmt.Errorf("a partial lab is running in %s; run `make lab-down` first", l.Cfg.Dir)
 	}
@@ -127,10 +111,10 @@ func (l *Lab) Up(ctx context.Context, out io.Writer, retain bool) error {
 	if err := os.MkdirAll(l.Cfg.Dir, 0o755); err != nil {
 		return err
 	}
-	st := &State{Provider: l.Cfg.Provider, Karmada: l.Cfg.Karmada, StartedAt: time.Now().UTC()}
-	for i := 1; i <= l.Cfg.Members; i++ {
-		st.Members = append(st.Members, config.MemberName(i))
-	}
+	st := lab.NewState(l.Cfg)
+	st.FlinkRunner = l.FlinkEnabled()
+	st.FlinkOutputDir = l.Cfg.FlinkOutputDir()
+	st.Logs = []string{l.Cfg.LogDir(), filepath.Join(l.Cfg.KwokDir(), "clusters")}
 	if err := l.writeState(st); err != nil {
 		return err
 	}
@@ -335,22 +319,13 @@ func (l *Lab) Clean(ctx context.Context, out io.Writer) error {
 	return os.RemoveAll(l.Cfg.Dir)
 }
 
-// ComponentStatus is one row of `make lab-status`.
-type ComponentStatus struct {
-	Component string
-	PID       int
-	Address   string
-	Healthy   bool
-	Detail    string
-}
-
 // processStatus is the row of a member-side process the lab started (its
 // runner, its restore webhook); ok is false when it was never started (no log).
-func (l *Lab) processStatus(ctx context.Context, component, process, addr string, probe proc.Probe) (row ComponentStatus, ok bool) {
+func (l *Lab) processStatus(ctx context.Context, component, process, addr string, probe proc.Probe) (row lab.ComponentStatus, ok bool) {
 	if _, err := os.Stat(l.Proc.LogFile(process)); err != nil {
 		return row, false
 	}
-	row = ComponentStatus{Component: component, Address: addr, Detail: "not running"}
+	row = lab.ComponentStatus{Component: component, Address: addr, Detail: "not running"}
 	if pid, running := l.Proc.Running(process); running {
 		row.PID, row.Detail = pid, ""
 		if err := probe.Check(ctx); err != nil {
@@ -363,7 +338,7 @@ func (l *Lab) processStatus(ctx context.Context, component, process, addr string
 }
 
 // Status checks every component of the lab.
-func (l *Lab) Status(ctx context.Context) []ComponentStatus {
+func (l *Lab) Status(ctx context.Context) ([]lab.ComponentStatus, error) {
 	p := l.Cfg.Ports
 	adminCrt, adminKey := l.pki(pki.Admin)
 	ca := l.caFile()
@@ -380,13 +355,13 @@ func (l *Lab) Status(ctx context.Context) []ComponentStatus {
 		"karmada-scheduler":            {hostPort(p.SchedulerHealth), proc.Probe{URL: "http://" + hostPort(p.SchedulerHealth) + "/healthz"}},
 		"seaweedfs":                    {hostPort(p.S3()), proc.Probe{URL: "http://" + hostPort(p.S3()) + "/healthz"}},
 	}
-	var rows []ComponentStatus
+	var rows []lab.ComponentStatus
 	for _, name := range controlPlane {
 		if name == "seaweedfs" && l.Cfg.Bins.SeaweedFS == "" {
 			continue
 		}
 		pr := probes[name]
-		row := ComponentStatus{Component: name, Address: pr.addr}
+		row := lab.ComponentStatus{Component: name, Address: pr.addr}
 		if pid, ok := l.Proc.Running(name); ok {
 			row.PID = pid
 			if err := pr.probe.Check(ctx); err != nil {
@@ -416,7 +391,7 @@ func (l *Lab) Status(ctx context.Context) []ComponentStatus {
 		name := e.Name()
 		pids := l.memberPIDs(name)
 		for _, comp := range memberComponents {
-			row := ComponentStatus{Component: name + "/" + comp}
+			row := lab.ComponentStatus{Component: name + "/" + comp}
 			if i, err := strconv.Atoi(strings.TrimPrefix(name, "member")); err == nil {
 				mp := p.Member(i)
 				port := map[string]int{"etcd": mp.Etcd, "kube-apiserver": mp.APIServer, "kube-controller-manager": mp.ControllerManager,
@@ -453,7 +428,7 @@ func (l *Lab) Status(ctx context.Context) []ComponentStatus {
 				rows = append(rows, row)
 			}
 		}
-		row := ComponentStatus{Component: name + " (Karmada Cluster)", Detail: "not joined"}
+		row := lab.ComponentStatus{Component: name + " (Karmada Cluster)", Detail: "not joined"}
 		if c, ok := clusters[name]; ok {
 			row.Healthy = clusterReady(c)
 			row.Address = c.Spec.APIEndpoint
@@ -467,36 +442,9 @@ func (l *Lab) Status(ctx context.Context) []ComponentStatus {
 		}
 		rows = append(rows, row)
 	}
-	return rows
-}
-
-// PrintStatus writes the status table.
-func PrintStatus(out io.Writer, rows []ComponentStatus) {
-	w := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(w, "COMPONENT\tPID\tADDRESS\tHEALTHY\tDETAIL")
-	for _, r := range rows {
-		pid := "-"
-		if r.PID > 0 {
-			pid = strconv.Itoa(r.PID)
-		}
-		detail := r.Detail
-		if len(detail) > 60 {
-			detail = detail[:57] + "..."
-		}
-		fmt.Fprintf(w, "%s\t%s\t%s\t%t\t%s\n", r.Component, pid, r.Address, r.Healthy, detail)
-	}
-	w.Flush()
+	return rows, nil
 }
 
 // Env returns the exports that point kubectl, karmadactl and upstream's e2e
 // suite at the lab, as upstream's local-up prints them.
-func (l *Lab) Env() []string {
-	binDirs := []string{filepath.Dir(l.Cfg.Bins.Kubectl), filepath.Dir(l.Cfg.Bins.Karmadactl)}
-	return []string{
-		"export KUBECONFIG=" + l.Cfg.KarmadaKubeconfig(),
-		"export KARMADA_CONFIG=" + l.Cfg.KarmadaKubeconfig(),
-		"export MEMBERS_CONFIG=" + l.Cfg.MembersKubeconfig(),
-		"export KARMADA_CONTEXT=" + config.KarmadaContext,
-		"export PATH=" + strings.Join(binDirs, ":") + ":$PATH",
-	}
-}
+func (l *Lab) Env() []string { return lab.Env(l.Cfg, l.Cfg.Bins.Kubectl, l.Cfg.Bins.Karmadactl) }

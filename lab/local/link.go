@@ -83,43 +83,18 @@ func (l *Lab) LinkState(ctx context.Context, member string) (link.State, error) 
 
 // Partition cuts Karmada off member (the member keeps running), or with heal
 // restores the connection.
-func (l *Lab) Partition(ctx context.Context, member string, heal bool) (link.State, error) {
+func (l *Lab) Partition(ctx context.Context, member string, heal bool) error {
+	_, err := l.PartitionLink(ctx, member, heal)
+	return err
+}
+
+// PartitionLink is Partition, returning the state of the member's link after it.
+func (l *Lab) PartitionLink(ctx context.Context, member string, heal bool) (link.State, error) {
 	path := "/partition"
 	if heal {
 		path = "/heal"
 	}
 	return l.linkCall(ctx, member, http.MethodPost, path)
-}
-
-// Flap partitions and heals member's link every period for duration, and
-// leaves it healed.
-func (l *Lab) Flap(ctx context.Context, member string, period, duration time.Duration) (link.State, error) {
-	if period <= 0 || duration <= 0 {
-		return link.State{}, fmt.Errorf("flap: period and duration must be > 0")
-	}
-	end := time.Now().Add(duration)
-	heal := false
-	var err error
-	for time.Now().Before(end) {
-		if _, err = l.Partition(ctx, member, heal); err != nil {
-			break
-		}
-		heal = !heal
-		select {
-		case <-ctx.Done():
-			err = ctx.Err()
-		case <-time.After(period):
-		}
-		if err != nil {
-			break
-		}
-	}
-	// Whatever happened, leave the link healed.
-	st, herr := l.Partition(context.WithoutCancel(ctx), member, true)
-	if err != nil {
-		return st, err
-	}
-	return st, herr
 }
 
 func (l *Lab) linkCall(ctx context.Context, member, method, path string) (link.State, error) {

@@ -448,15 +448,15 @@ func ensureMemberStopped(pids map[string]int, grace time.Duration) []string {
 	return killed
 }
 
-// StopMember stops every process of a member (fault injection: its API becomes
+// StopCluster stops every process of a member (fault injection: its API becomes
 // unreachable and Karmada marks the cluster NotReady). Its data is kept, so
-// StartMember brings the same cluster back.
+// StartCluster brings the same cluster back.
 //
 // By default the member crashes, as a node losing power does: SIGKILL to its
 // Flink runner (whose Flink JVMs the kernel kills with it: no final checkpoint,
 // no clean shutdown), its restore webhook and its control-plane processes, at
 // once. With graceful every process gets SIGTERM and time to shut down.
-func (l *Lab) StopMember(ctx context.Context, name string, graceful bool) error {
+func (l *Lab) StopCluster(ctx context.Context, name string, graceful bool) error {
 	if _, err := os.Stat(l.memberDir(name)); err != nil {
 		return fmt.Errorf("no member %q in this lab (%s)", name, l.Cfg.KwokDir())
 	}
@@ -524,8 +524,8 @@ func waitPortsClosed(lo, hi int, timeout time.Duration) error {
 	}
 }
 
-// StartMember starts a stopped member again and waits for its API server.
-func (l *Lab) StartMember(ctx context.Context, name string) error {
+// StartCluster starts a stopped member again and waits for its API server.
+func (l *Lab) StartCluster(ctx context.Context, name string) error {
 	if _, err := os.Stat(l.memberDir(name)); err != nil {
 		return fmt.Errorf("no member %q in this lab (%s)", name, l.Cfg.KwokDir())
 	}

@@ -41,10 +41,12 @@ import (
 
 	"k8s.io/klog/v2"
 
+	"github.com/karmada-failover/lab/lab"
 	"github.com/karmada-failover/lab/lab/config"
 	"github.com/karmada-failover/lab/lab/flinkverify"
 	"github.com/karmada-failover/lab/lab/kind"
 	"github.com/karmada-failover/lab/lab/local"
+	"github.com/karmada-failover/lab/lab/providers"
 )
 
 func main() {
@@ -64,29 +66,6 @@ func usage() error {
        kwok-stages | flink verify NAMESPACE/NAME [--json]`)
 }
 
-// recordedLab picks the provider of a lab that is running when LAB_PROVIDER
-// is not set: every command but up acts on the lab that exists, so a plain
-// `make lab-down` takes down a kind lab brought up with LAB_PROVIDER=kind
-// instead of leaving its clusters running. A running hermetic lab wins.
-func recordedLab(root string, cfg *config.Config, command string) (*config.Config, error) {
-	if command == "up" || os.Getenv("LAB_PROVIDER") != "" || cfg.Provider != config.ProviderLocal || local.New(cfg).Running() {
-		return cfg, nil
-	}
-	if err := os.Setenv("LAB_PROVIDER", string(config.ProviderKind)); err != nil {
-		return nil, err
-	}
-	kcfg, err := config.Load(root)
-	_ = os.Unsetenv("LAB_PROVIDER")
-	if err != nil {
-		return nil, err
-	}
-	if st, err := kind.ReadState(kcfg); err != nil || !st.Ready || st.Provider != string(config.ProviderKind) {
-		return cfg, nil
-	}
-	fmt.Fprintf(os.Stderr, "# the kind lab recorded in %s is up: acting on it (LAB_PROVIDER=kind)\n", rel(root, kcfg.Dir))
-	return kcfg, nil
-}
-
 func run(args []string) error {
 	if len(args) == 0 {
 		return usage()
@@ -95,39 +74,40 @@ func run(args []string) error {
 	if err != nil {
 		return err
 	}
-	cfg, err := config.Load(root)
+	p, recorded, err := providers.Open(root, args[0] == "up")
 	if err != nil {
 		return err
 	}
-	if cfg, err = recordedLab(root, cfg, args[0]); err != nil {
-		return err
+	cfg := p.Config()
+	if recorded {
+		fmt.Fprintf(os.Stderr, "# the %s lab recorded in %s is up: acting on it (LAB_PROVIDER=%s)\n", p.Name(), rel(root, cfg.Dir), p.Name())
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	var p provider = &localProvider{root: root, cfg: cfg, lab: local.New(cfg)}
-	if cfg.Provider == config.ProviderKind {
-		kl, err := kind.New(cfg)
-		if err != nil {
-			return err
-		}
-		p = &kindProvider{root: root, cfg: cfg, lab: kl}
-	}
 
 	switch args[0] {
 	case "up":
-		return p.up(ctx)
+		return up(ctx, root, p)
 	case "down":
-		return p.down(ctx)
+		if err := p.Down(ctx, os.Stdout); err != nil {
+			return err
+		}
+		if p.Name() == config.ProviderKind {
+			fmt.Println("The kind lab is down: its kind clusters are deleted.")
+		} else {
+			fmt.Println("The lab is down: no process of it is left.")
+		}
+		return nil
 	case "clean":
-		if err := p.clean(ctx); err != nil {
+		if err := p.Clean(ctx, os.Stdout); err != nil {
 			return err
 		}
 		fmt.Printf("The lab is down and %s is removed.\n", rel(root, cfg.Dir))
 		return nil
 	case "status":
-		return p.status(ctx)
+		return status(ctx, p)
 	case "env":
-		for _, line := range p.env() {
+		for _, line := range p.Env() {
 			fmt.Println(line)
 		}
 		return nil
@@ -143,7 +123,7 @@ func run(args []string) error {
 				return usage()
 			}
 			name := fs.Arg(0)
-			if err := p.stopMember(ctx, name, *graceful); err != nil {
+			if err := p.StopCluster(ctx, name, *graceful); err != nil {
 				return err
 			}
 			how := "crashed (SIGKILL, no grace)"
@@ -157,7 +137,7 @@ func run(args []string) error {
 				return usage()
 			}
 			heal := args[1] == "heal"
-			if err := p.partition(ctx, args[2], heal); err != nil {
+			if err := p.Partition(ctx, args[2], heal); err != nil {
 				return err
 			}
 			if heal {
@@ -173,7 +153,7 @@ func run(args []string) error {
 			if err := fs.Parse(reorder(args[2:])); err != nil || fs.NArg() != 1 {
 				return usage()
 			}
-			if err := p.flap(ctx, fs.Arg(0), *period, *duration); err != nil {
+			if err := lab.Flap(ctx, p, fs.Arg(0), *period, *duration); err != nil {
 				return err
 			}
 			fmt.Printf("%s flapped every %s for %s; it is reachable again.\n", fs.Arg(0), *period, *duration)
@@ -182,7 +162,7 @@ func run(args []string) error {
 			if len(args) != 3 {
 				return usage()
 			}
-			if err := p.startMember(ctx, args[2]); err != nil {
+			if err := p.StartCluster(ctx, args[2]); err != nil {
 				return err
 			}
 			fmt.Printf("%s is running again.\n", args[2])
@@ -196,7 +176,7 @@ func run(args []string) error {
 			return usage()
 		}
 		// Through the Karmada API server alone, the same on both labs.
-		return local.New(cfg).TaintCluster(ctx, fs.Arg(0), fs.Arg(1), *remove)
+		return taint(ctx, cfg, fs.Arg(0), fs.Arg(1), *remove)
 	case "cluster":
 		// An operator's (or a fencing automation's) assertion that the member's
 		// workloads are stopped: Karmada then hands their state over and completes a
@@ -206,7 +186,7 @@ func run(args []string) error {
 		if err := fs.Parse(reorder(args[1:])); err != nil || fs.NArg() != 2 || fs.Arg(0) != "out-of-service" {
 			return usage()
 		}
-		if err := local.New(cfg).TaintCluster(ctx, fs.Arg(1), config.OutOfServiceTaint, *remove); err != nil {
+		if err := taint(ctx, cfg, fs.Arg(1), config.OutOfServiceTaint, *remove); err != nil {
 			return err
 		}
 		if *remove {
@@ -239,7 +219,7 @@ func run(args []string) error {
 		if err := fs.Parse(args[1:]); err != nil || *cluster == "" {
 			return usage()
 		}
-		n, err := p.failPods(ctx, *cluster, *ns, *sel, *heal)
+		n, err := p.FailPods(ctx, *cluster, *ns, *sel, *heal)
 		if err != nil {
 			return err
 		}
@@ -296,69 +276,56 @@ func verifyFlinkOutput(cfg *config.Config, args []string) error {
 	return nil
 }
 
-// provider is what differs between the hermetic lab and the kind lab.
-type provider interface {
-	up(ctx context.Context) error
-	down(ctx context.Context) error
-	clean(ctx context.Context) error
-	status(ctx context.Context) error
-	env() []string
-	stopMember(ctx context.Context, name string, graceful bool) error
-	// partition cuts Karmada off member (heal: restores it); the member keeps running.
-	partition(ctx context.Context, member string, heal bool) error
-	flap(ctx context.Context, member string, period, duration time.Duration) error
-	startMember(ctx context.Context, name string) error
-	failPods(ctx context.Context, cluster, namespace, selector string, heal bool) (int, error)
-}
-
-// localProvider is the hermetic lab (lab/local).
-type localProvider struct {
-	root string
-	cfg  *config.Config
-	lab  *local.Lab
-}
-
-func (p *localProvider) up(ctx context.Context) error {
+// up brings the lab up and says what to do next.
+func up(ctx context.Context, root string, p lab.Provider) error {
+	cfg := p.Config()
 	start := time.Now()
-	fmt.Printf("Bringing up the hermetic lab: Karmada %s (%s), %d members, in %s\n", p.cfg.Karmada, karmadaVersion(p.cfg), p.cfg.Members, rel(p.root, p.cfg.Dir))
-	err := p.lab.Up(ctx, os.Stdout, os.Getenv("LAB_RETAIN") == "1")
-	if errors.Is(err, local.ErrAlreadyUp) {
+	kl, isKind := p.(*kind.Lab)
+	if isKind {
+		// The first step is the preflight: it fails fast, naming what is missing.
+		fmt.Printf("Bringing up the kind lab: Karmada %s from its tree, %d members, restore by %s, in %s\n", cfg.Karmada, cfg.Members, kl.Restore, rel(root, cfg.Dir))
+	} else {
+		fmt.Printf("Bringing up the hermetic lab: Karmada %s (%s), %d members, in %s\n", cfg.Karmada, karmadaVersion(cfg), cfg.Members, rel(root, cfg.Dir))
+	}
+	err := p.Up(ctx, lab.UpOptions{Out: os.Stdout, Retain: os.Getenv("LAB_RETAIN") == "1"})
+	if errors.Is(err, lab.ErrAlreadyUp) {
 		fmt.Println("The lab is already up (make lab-status shows it; make lab-down stops it).")
 		return nil
 	}
 	if err != nil {
 		return err
 	}
-	fmt.Printf("The lab is up in %.0fs. Next:\n", time.Since(start).Seconds())
-	fmt.Printf("  kubectl --kubeconfig %s --context %s get clusters\n", rel(p.root, p.cfg.KarmadaKubeconfig()), config.KarmadaContext)
-	fmt.Printf("  kubectl --kubeconfig %s --context member1 get nodes\n", rel(p.root, p.cfg.MembersKubeconfig()))
+	fmt.Printf("The %s is up in %.0fs. Next:\n", map[bool]string{true: "kind lab", false: "lab"}[isKind], time.Since(start).Seconds())
+	fmt.Printf("  kubectl --kubeconfig %s --context %s get clusters\n", rel(root, cfg.KarmadaKubeconfig()), config.KarmadaContext)
+	if isKind {
+		fmt.Printf("  kubectl --kubeconfig %s --context %s apply -f %s   # the Flink demo\n", rel(root, cfg.KarmadaKubeconfig()), config.KarmadaContext, rel(root, filepath.Join(cfg.ManifestDir(), "flink-demo.yaml")))
+		fmt.Println("  LAB_PROVIDER=kind make e2e | make lab-status | make lab-down   # status and down act on the kind lab while it is up")
+		return nil
+	}
+	fmt.Printf("  kubectl --kubeconfig %s --context member1 get nodes\n", rel(root, cfg.MembersKubeconfig()))
 	fmt.Println("  eval \"$(make -s lab-env)\"   # exports for kubectl, karmadactl and upstream's e2e suite")
 	fmt.Println("  make e2e                    # the failover scenarios against this lab")
 	fmt.Println("  make lab-status | make lab-down")
 	return nil
 }
 
-func (p *localProvider) down(ctx context.Context) error {
-	if err := p.lab.Down(ctx, os.Stdout); err != nil {
-		return err
-	}
-	fmt.Println("The lab is down: no process of it is left.")
-	return nil
-}
-
-func (p *localProvider) clean(ctx context.Context) error { return p.lab.Clean(ctx, os.Stdout) }
-
-func (p *localProvider) status(ctx context.Context) error {
-	st, err := local.ReadState(p.cfg)
-	if errors.Is(err, os.ErrNotExist) && !p.lab.Running() {
-		fmt.Println("The lab is not up (make lab-up).")
-		return nil
+// status prints the lab's record and the table of its components; it fails when one is not healthy.
+func status(ctx context.Context, p lab.Provider) error {
+	st, err := p.State()
+	if errors.Is(err, os.ErrNotExist) {
+		if lp, ok := p.(*local.Lab); !ok || !lp.Running() {
+			fmt.Println("The lab is not up (make lab-up).")
+			return nil
+		}
 	}
 	if st != nil {
-		fmt.Printf("Karmada %s, members %s, up since %s\n", st.Karmada, strings.Join(st.Members, ","), st.StartedAt.Format(time.RFC3339))
+		fmt.Printf("%s lab, Karmada %s, members %s, up since %s\n", st.Provider, st.Karmada, strings.Join(st.Members, ","), st.StartedAt.Format(time.RFC3339))
 	}
-	rows := p.lab.Status(ctx)
-	local.PrintStatus(os.Stdout, rows)
+	rows, err := p.Status(ctx)
+	if err != nil {
+		return err
+	}
+	lab.PrintStatus(os.Stdout, rows)
 	for _, r := range rows {
 		if !r.Healthy {
 			return errors.New("some components are not healthy")
@@ -367,71 +334,17 @@ func (p *localProvider) status(ctx context.Context) error {
 	return nil
 }
 
-func (p *localProvider) env() []string { return p.lab.Env() }
-func (p *localProvider) stopMember(ctx context.Context, name string, graceful bool) error {
-	return p.lab.StopMember(ctx, name, graceful)
-}
-func (p *localProvider) partition(ctx context.Context, member string, heal bool) error {
-	_, err := p.lab.Partition(ctx, member, heal)
-	return err
-}
-func (p *localProvider) flap(ctx context.Context, member string, period, duration time.Duration) error {
-	_, err := p.lab.Flap(ctx, member, period, duration)
-	return err
-}
-func (p *localProvider) startMember(ctx context.Context, name string) error {
-	return p.lab.StartMember(ctx, name)
-}
-func (p *localProvider) failPods(ctx context.Context, cluster, namespace, selector string, heal bool) (int, error) {
-	return p.lab.FailPods(ctx, cluster, namespace, selector, heal)
-}
-
-// kindProvider is the kind lab (lab/kind, LAB_PROVIDER=kind).
-type kindProvider struct {
-	root string
-	cfg  *config.Config
-	lab  *kind.Lab
-}
-
-func (p *kindProvider) up(ctx context.Context) error {
-	// The first step is the preflight: it fails fast, naming what is missing.
-	start := time.Now()
-	fmt.Printf("Bringing up the kind lab: Karmada %s from its tree, %d members, restore by %s, in %s\n", p.cfg.Karmada, p.cfg.Members, p.lab.Restore, rel(p.root, p.cfg.Dir))
-	if err := p.lab.Up(ctx, os.Stdout); err != nil {
+// taint adds (or removes) taint KEY[=VALUE]:EFFECT on Karmada Cluster cluster.
+func taint(ctx context.Context, cfg *config.Config, cluster, spec string, remove bool) error {
+	t, err := lab.ParseTaint(spec)
+	if err != nil {
 		return err
 	}
-	fmt.Printf("The kind lab is up in %.0fs. Next:\n", time.Since(start).Seconds())
-	fmt.Printf("  kubectl --kubeconfig %s --context %s get clusters\n", rel(p.root, p.cfg.KarmadaKubeconfig()), config.KarmadaContext)
-	fmt.Printf("  kubectl --kubeconfig %s --context %s apply -f %s   # the Flink demo\n", rel(p.root, p.cfg.KarmadaKubeconfig()), config.KarmadaContext, rel(p.root, filepath.Join(p.cfg.ManifestDir(), "flink-demo.yaml")))
-	fmt.Println("  LAB_PROVIDER=kind make e2e | LAB_PROVIDER=kind make lab-status | LAB_PROVIDER=kind make lab-down")
-	return nil
-}
-
-func (p *kindProvider) down(ctx context.Context) error {
-	if err := p.lab.Down(ctx, os.Stdout); err != nil {
+	kc, err := lab.KarmadaClient(cfg)
+	if err != nil {
 		return err
 	}
-	fmt.Println("The kind lab is down: its kind clusters are deleted.")
-	return nil
-}
-
-func (p *kindProvider) clean(ctx context.Context) error  { return p.lab.Clean(ctx, os.Stdout) }
-func (p *kindProvider) status(ctx context.Context) error { return p.lab.Status(ctx, os.Stdout) }
-func (p *kindProvider) env() []string                    { return p.lab.Env() }
-func (p *kindProvider) stopMember(ctx context.Context, name string, graceful bool) error {
-	return p.lab.StopMember(ctx, name, graceful)
-}
-func (p *kindProvider) partition(ctx context.Context, member string, heal bool) error {
-	return p.lab.Partition(ctx, member, heal)
-}
-func (p *kindProvider) flap(ctx context.Context, member string, period, duration time.Duration) error {
-	return p.lab.Flap(ctx, member, period, duration)
-}
-func (p *kindProvider) startMember(ctx context.Context, name string) error {
-	return p.lab.StartMember(ctx, name)
-}
-func (p *kindProvider) failPods(context.Context, string, string, string, bool) (int, error) {
-	return 0, errors.New("fail-pods is a fault of the hermetic lab (kwok's chaos stage); on the kind lab, stop a member or taint it")
+	return lab.TaintCluster(ctx, kc, cluster, t, remove)
 }
 
 // reorder moves flags before positional arguments, so `taint m1 k:NoExecute --remove` parses.

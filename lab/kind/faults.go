@@ -1,4 +1,4 @@
-package framework
+package kind
 
 import (
 	"context"
@@ -10,74 +10,58 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
 
+	"github.com/karmada-failover/lab/lab"
 	"github.com/karmada-failover/lab/lab/config"
-	"github.com/karmada-failover/lab/lab/kind"
 )
 
-// KindFaults injects faults into the kind lab (LAB_PROVIDER=kind): a member
-// fails when its node container is stopped; karmada-controller-manager is a
-// Deployment of the host cluster (context karmada-host of karmada.config).
-type KindFaults struct {
-	Lab  *kind.Lab
-	Host *ClusterProxy
+// Supports names the faults of the hermetic lab the kind lab has no counterpart for.
+func (l *Lab) Supports(fault lab.Fault) error {
+	switch fault {
+	case lab.FaultFailPods:
+		return lab.Unsupported(config.ProviderKind, fault, "making pods unready is done by the hermetic lab's kwok chaos stage; kind runs real containers")
+	case lab.FaultStarveFlink:
+		return lab.Unsupported(config.ProviderKind, fault, "the kind lab runs the flink-kubernetes-operator, whose task slots the lab does not take away")
+	}
+	return nil
 }
 
-// NewKindFaults connects to the host cluster of the kind lab.
-func NewKindFaults(l *kind.Lab) (*KindFaults, error) {
-	host, err := NewClusterProxy("karmada-host", l.Cfg.KarmadaKubeconfig(), "karmada-host")
-	if err != nil {
-		return nil, err
-	}
-	return &KindFaults{Lab: l, Host: host}, nil
+// FailPods is not available: the kind lab's pods are real containers.
+func (l *Lab) FailPods(context.Context, string, string, string, bool) (int, error) {
+	return 0, l.Supports(lab.FaultFailPods)
+}
+
+// StarveFlink is not available on the kind lab.
+func (l *Lab) StarveFlink(context.Context, string, bool) error {
+	return l.Supports(lab.FaultStarveFlink)
 }
 
 const controllerManager = "karmada-controller-manager"
 
-// StopCluster kills (or, graceful, stops) the member's node container.
-func (f *KindFaults) StopCluster(ctx context.Context, name string, graceful bool) error {
-	return f.Lab.StopMember(ctx, name, graceful)
-}
-
-// StartCluster starts the node container and waits for the API server.
-func (f *KindFaults) StartCluster(ctx context.Context, name string) error {
-	return f.Lab.StartMember(ctx, name)
-}
-
-// Partition disconnects (or reconnects) the member's node container from the
-// kind network.
-func (f *KindFaults) Partition(ctx context.Context, name string, heal bool) error {
-	return f.Lab.Partition(ctx, name, heal)
-}
-
-// FailPods is not available: the kind lab's pods are real containers.
-func (f *KindFaults) FailPods(context.Context, string, string, string, bool) error {
-	return fmt.Errorf("kind lab: %s", f.Unsupported(FaultFailPods))
-}
-
-// StarveFlink is not available on the kind lab.
-func (f *KindFaults) StarveFlink(context.Context, string, bool) error {
-	return fmt.Errorf("kind lab: %s", f.Unsupported(FaultStarveFlink))
-}
-
-// Unsupported names the faults of the hermetic lab the kind lab has no
-// counterpart for.
-func (f *KindFaults) Unsupported(fault Fault) string {
-	switch fault {
-	case FaultFailPods:
-		return "making pods unready is done by the hermetic lab's kwok chaos stage; kind runs real containers"
-	case FaultStarveFlink, FaultFlinkRunner:
-		return "the Flink scenarios read the hermetic lab's FlinkDeployment runner (REST address in status.clusterInfo); on kind, apply the rendered flink-demo.yaml and follow README's kind lab section"
+// hostClient is a client of the host cluster (context karmada-host of karmada.config), where
+// Karmada's control plane runs.
+func (l *Lab) hostClient() (kubernetes.Interface, error) {
+	rc, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(
+		&clientcmd.ClientConfigLoadingRules{ExplicitPath: l.Cfg.KarmadaKubeconfig()},
+		&clientcmd.ConfigOverrides{CurrentContext: "karmada-host"}).ClientConfig()
+	if err != nil {
+		return nil, fmt.Errorf("%s, context karmada-host: %w", l.Cfg.KarmadaKubeconfig(), err)
 	}
-	return ""
+	return kubernetes.NewForConfig(rc)
 }
 
 // StopController scales karmada-controller-manager to zero; kill deletes its
 // pods at once (grace period 0), like a crash.
-func (f *KindFaults) StopController(ctx context.Context, kill bool) error {
-	deps := f.Host.Kube().AppsV1().Deployments("karmada-system")
+func (l *Lab) StopController(ctx context.Context, kill bool) error {
+	host, err := l.hostClient()
+	if err != nil {
+		return err
+	}
+	deps := host.AppsV1().Deployments("karmada-system")
 	if err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		d, err := deps.Get(ctx, controllerManager, metav1.GetOptions{})
 		if err != nil {
@@ -89,7 +73,7 @@ func (f *KindFaults) StopController(ctx context.Context, kill bool) error {
 	}); err != nil {
 		return err
 	}
-	pods := f.Host.Kube().CoreV1().Pods("karmada-system")
+	pods := host.CoreV1().Pods("karmada-system")
 	sel := metav1.ListOptions{LabelSelector: "app=" + controllerManager}
 	if kill {
 		if err := pods.DeleteCollection(ctx, metav1.DeleteOptions{GracePeriodSeconds: ptr.To(int64(0))}, sel); err != nil {
@@ -97,16 +81,20 @@ func (f *KindFaults) StopController(ctx context.Context, kill bool) error {
 		}
 	}
 	return wait.PollUntilContextTimeout(ctx, time.Second, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
-		l, err := pods.List(ctx, sel)
-		return err == nil && len(l.Items) == 0, nil
+		list, err := pods.List(ctx, sel)
+		return err == nil && len(list.Items) == 0, nil
 	})
 }
 
 // StartController sets the feature gates (nil: the lab's own) and scales
 // karmada-controller-manager back to one replica, then waits until it is available.
-func (f *KindFaults) StartController(ctx context.Context, gates map[string]bool) error {
-	flag := "--feature-gates=" + config.FeatureGatesFlag(config.FeatureGates(f.Lab.Cfg.Karmada, gates))
-	deps := f.Host.Kube().AppsV1().Deployments("karmada-system")
+func (l *Lab) StartController(ctx context.Context, gates map[string]bool) error {
+	host, err := l.hostClient()
+	if err != nil {
+		return err
+	}
+	flag := "--feature-gates=" + config.FeatureGatesFlag(config.FeatureGates(l.Cfg.Karmada, gates))
+	deps := host.AppsV1().Deployments("karmada-system")
 	if err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		d, err := deps.Get(ctx, controllerManager, metav1.GetOptions{})
 		if err != nil {

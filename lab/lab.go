@@ -1,0 +1,149 @@
+// Package lab defines what a failover lab is, whatever runs it: the Provider interface that
+// the hermetic lab (lab/local, processes on 127.0.0.1) and the kind lab (lab/kind, Docker)
+// implement, the faults a scenario injects, the running lab's record (lab.json, State) and
+// the helpers that work the same on both (TaintCluster, Flap). lab/providers chooses the
+// provider once; lab/cmd/lab, e2e and bench use only this package's types.
+package lab
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/karmada-failover/lab/lab/config"
+)
+
+// ErrAlreadyUp is returned by Up when the lab is up and healthy already.
+var ErrAlreadyUp = errors.New("the lab is already up")
+
+// ErrUnsupported is wrapped by Supports (and by a fault's method) when the provider cannot
+// inject a fault.
+var ErrUnsupported = errors.New("not supported by this lab")
+
+// UpOptions are the options of Up.
+type UpOptions struct {
+	// Out receives the step lines.
+	Out io.Writer
+	// Retain keeps a partly brought-up lab for inspection instead of taking it down (LAB_RETAIN=1).
+	Retain bool
+}
+
+// Provider is one kind of lab.
+type Provider interface {
+	// Name is the provider (LAB_PROVIDER).
+	Name() config.Provider
+	// Config is the configuration the provider was made with.
+	Config() *config.Config
+	// Up brings the lab up and records it (State). It returns ErrAlreadyUp when it is up.
+	Up(ctx context.Context, o UpOptions) error
+	// Down stops the lab; its data and logs stay.
+	Down(ctx context.Context, out io.Writer) error
+	// Clean takes the lab down and removes its files.
+	Clean(ctx context.Context, out io.Writer) error
+	// Status checks every component.
+	Status(ctx context.Context) ([]ComponentStatus, error)
+	// Env is the exports that point kubectl, karmadactl and upstream's e2e suite at the lab.
+	Env() []string
+	// State reads the running lab's record; the error wraps os.ErrNotExist when there is none.
+	State() (*State, error)
+	Faults
+	Controller
+}
+
+// Fault names a fault a scenario injects into a member.
+type Fault string
+
+// The faults.
+const (
+	// FaultStopCluster crashes a member (StopCluster).
+	FaultStopCluster Fault = "stop-cluster"
+	// FaultPartition cuts Karmada off a member that keeps running (Partition).
+	FaultPartition Fault = "partition"
+	// FaultFailPods makes a workload's pods unready in one member (FailPods).
+	FaultFailPods Fault = "fail-pods"
+	// FaultStarveFlink takes the task slots of a member's Flink jobs away (StarveFlink).
+	FaultStarveFlink Fault = "starve-flink"
+)
+
+// Faults are how a member is made to fail and recover.
+type Faults interface {
+	// Supports returns nil when the provider can inject fault, or an error wrapping
+	// ErrUnsupported that says why not.
+	Supports(fault Fault) error
+	// StopCluster crashes the member (SIGKILL to everything in it: its API becomes
+	// unreachable, its workloads die without a clean shutdown), or with graceful stops it
+	// with SIGTERM and a grace period.
+	StopCluster(ctx context.Context, name string, graceful bool) error
+	// StartCluster brings a stopped member back.
+	StartCluster(ctx context.Context, name string) error
+	// Partition cuts Karmada off a member that keeps running (heal: reconnects it).
+	Partition(ctx context.Context, name string, heal bool) error
+	// FailPods makes the pods matching selector in namespace of a member unready (they keep
+	// running), or ready again with heal, and returns how many it changed.
+	FailPods(ctx context.Context, cluster, namespace, selector string, heal bool) (int, error)
+	// StarveFlink takes the task slots of a member's Flink jobs away (their TaskManagers are
+	// lost: jobs stay CREATED), or gives them back.
+	StarveFlink(ctx context.Context, cluster string, starve bool) error
+}
+
+// Controller is the lifecycle of karmada-controller-manager, which scenarios stop and start
+// at chosen points (not a fault of a member).
+type Controller interface {
+	// StopController stops karmada-controller-manager; kill makes it a crash (SIGKILL).
+	StopController(ctx context.Context, kill bool) error
+	// StartController starts karmada-controller-manager, with feature gates overriding the
+	// lab's (nil: the lab's own), and waits until it is healthy.
+	StartController(ctx context.Context, gates map[string]bool) error
+}
+
+// Unsupported returns the error of a provider that cannot inject fault, and why.
+func Unsupported(p config.Provider, fault Fault, why string) error {
+	return fmt.Errorf("%s on the %s lab: %w: %s", fault, p, ErrUnsupported, why)
+}
+
+// Flap partitions and heals member name in turn every period for duration, and leaves it
+// reconnected.
+func Flap(ctx context.Context, f Faults, name string, period, duration time.Duration) error {
+	if period <= 0 || duration <= 0 {
+		return errors.New("flap: period and duration must be > 0")
+	}
+	var err error
+	partitioned := false
+	for end := time.Now().Add(duration); err == nil && time.Now().Before(end); {
+		if err = f.Partition(ctx, name, partitioned); err != nil {
+			break
+		}
+		partitioned = !partitioned
+		select {
+		case <-ctx.Done():
+			err = ctx.Err()
+		case <-time.After(period):
+		}
+	}
+	if partitioned || err != nil {
+		err = errors.Join(err, f.Partition(context.WithoutCancel(ctx), name, true))
+	}
+	return err
+}
+
+// Env returns the exports that point kubectl, karmadactl and upstream's e2e suite at a lab,
+// as upstream's local-up prints them, with the folders of bins first on PATH.
+func Env(cfg *config.Config, bins ...string) []string {
+	var dirs []string
+	for _, b := range bins {
+		if b != "" {
+			dirs = append(dirs, filepath.Dir(b))
+		}
+	}
+	return []string{
+		"export KUBECONFIG=" + cfg.KarmadaKubeconfig(),
+		"export KARMADA_CONFIG=" + cfg.KarmadaKubeconfig(),
+		"export MEMBERS_CONFIG=" + cfg.MembersKubeconfig(),
+		"export KARMADA_CONTEXT=" + config.KarmadaContext,
+		"export PATH=" + strings.Join(dirs, ":") + ":$PATH",
+	}
+}
