@@ -149,34 +149,23 @@ func FailoverSpec(ctx context.Context, inputGetter func() FailoverSpecInput) {
 		By("waiting for Karmada to move the Deployment away from " + source)
 		k := input.Lab.Karmada
 		rbName := framework.BindingName(name, "Deployment")
-		var dest string
-		e.eventually(ctx, "wait-failover", func(g Gomega, ctx context.Context) {
-			if ready, err := input.Lab.ClusterReady(ctx, source); err == nil && !ready {
-				e.timeline.Mark(source + " NotReady")
-			}
-			rb, err := framework.GetBinding(ctx, k, e.ns, rbName)
-			g.Expect(err).NotTo(HaveOccurred())
-			for _, s := range rb.Status.AggregatedStatus {
-				if s.ClusterName == source && s.Health == workv1alpha2.ResourceUnhealthy {
-					e.timeline.Mark("workload Unhealthy on " + source)
+		moved, err := framework.WaitForFailover(ctx, framework.FailoverInput{
+			Lab: input.Lab, Namespace: e.ns, Name: name, Kind: "Deployment", Source: source, Timeline: e.timeline,
+			Timeout: e.cfg.Timeout(e.name, "wait-failover"), Polling: e.cfg.Polling(e.name, "wait-failover"),
+			Arrived: func(ctx context.Context, dest string) error {
+				if _, err := input.Lab.Member(dest).Kube().AppsV1().Deployments(e.ns).Get(ctx, name, metav1.GetOptions{}); err != nil {
+					return err
 				}
-			}
-			for _, t := range rb.Spec.GracefulEvictionTasks {
-				if t.FromCluster == source {
-					e.timeline.Mark("eviction task for " + source)
+				e.timeline.Mark("applied on " + dest)
+				if err := framework.DeploymentAvailable(ctx, input.Lab.Member(dest), e.ns, name); err != nil {
+					return err
 				}
-			}
-			clusters := framework.ScheduledClusters(rb)
-			g.Expect(clusters).To(HaveLen(1))
-			g.Expect(clusters[0]).NotTo(Equal(source))
-			dest = clusters[0]
-			e.timeline.Mark("scheduled to " + dest)
-			_, err = input.Lab.Member(dest).Kube().AppsV1().Deployments(e.ns).Get(ctx, name, metav1.GetOptions{})
-			g.Expect(err).NotTo(HaveOccurred())
-			e.timeline.Mark("applied on " + dest)
-			g.Expect(framework.DeploymentAvailable(ctx, input.Lab.Member(dest), e.ns, name)).To(Succeed())
-			e.timeline.Mark("Available on " + dest)
-		}).Should(Succeed())
+				e.timeline.Mark("Available on " + dest)
+				return nil
+			},
+		})
+		Expect(err).NotTo(HaveOccurred())
+		dest := moved.Destination
 
 		By("checking status.failoverHistory")
 		var item workv1alpha2.FailoverHistoryItem

@@ -175,35 +175,32 @@ func FlinkFailoverSpec(ctx context.Context, inputGetter func() FlinkFailoverSpec
 		}
 
 		By("following the job to the destination")
-		var dest, decision, restoredPath, replaced string
+		var decision, restoredPath, replaced string
 		var now framework.FlinkJobStatus
-		e.eventually(ctx, "wait-flink-failover", func(g Gomega, ctx context.Context) {
-			if ready, err := input.Lab.ClusterReady(ctx, source); err == nil && !ready {
-				e.timeline.Mark(source + " NotReady")
-			}
-			rb, err := framework.GetBinding(ctx, k, e.ns, framework.BindingName(name, "FlinkDeployment"))
-			g.Expect(err).NotTo(HaveOccurred())
-			for _, s := range rb.Status.AggregatedStatus {
-				if s.ClusterName == source && s.Health == "Unhealthy" {
-					e.timeline.Mark("FlinkDeployment Unhealthy on " + source)
+		moved, err := framework.WaitForFailover(ctx, framework.FailoverInput{
+			Lab: input.Lab, Namespace: e.ns, Name: name, Kind: "FlinkDeployment", Source: source, Timeline: e.timeline,
+			Timeout: e.cfg.Timeout(e.name, "wait-flink-failover"), Polling: e.cfg.Polling(e.name, "wait-flink-failover"),
+			Arrived: func(ctx context.Context, dest string) error {
+				fd, err := input.Lab.Member(dest).Dynamic().Resource(framework.FlinkDeploymentGVR).Namespace(e.ns).Get(ctx, name, metav1.GetOptions{})
+				if err != nil {
+					return err
 				}
-			}
-			g.Expect(rb.Spec.Clusters).To(HaveLen(1))
-			g.Expect(rb.Spec.Clusters[0].Name).NotTo(Equal(source))
-			dest = rb.Spec.Clusters[0].Name
-			e.timeline.Mark("scheduled to " + dest)
-			fd, err := input.Lab.Member(dest).Dynamic().Resource(framework.FlinkDeploymentGVR).Namespace(e.ns).Get(ctx, name, metav1.GetOptions{})
-			g.Expect(err).NotTo(HaveOccurred())
-			e.timeline.Mark("FlinkDeployment applied on " + dest)
-			decision = fd.GetAnnotations()["restore.lab.karmada.io/decision"]
-			// The webhook's record of what it set: Karmada may re-apply the template
-			// later (spec.job.initialSavepointPath is read only on the first deployment).
-			restoredPath = fd.GetAnnotations()["restore.lab.karmada.io/checkpoint"]
-			replaced = fd.GetAnnotations()["restore.lab.karmada.io/replaced-savepoint"]
-			now = framework.ReadFlinkStatus(fd)
-			g.Expect(now.State).To(Equal("RUNNING"))
-			e.timeline.Mark("job RUNNING on " + dest)
-		}).Should(Succeed())
+				e.timeline.Mark("FlinkDeployment applied on " + dest)
+				decision = fd.GetAnnotations()["restore.lab.karmada.io/decision"]
+				// The webhook's record of what it set: Karmada may re-apply the template
+				// later (spec.job.initialSavepointPath is read only on the first deployment).
+				restoredPath = fd.GetAnnotations()["restore.lab.karmada.io/checkpoint"]
+				replaced = fd.GetAnnotations()["restore.lab.karmada.io/replaced-savepoint"]
+				now = framework.ReadFlinkStatus(fd)
+				if now.State != "RUNNING" {
+					return fmt.Errorf("job %s, not RUNNING", now.State)
+				}
+				e.timeline.Mark("job RUNNING on " + dest)
+				return nil
+			},
+		})
+		Expect(err).NotTo(HaveOccurred())
+		dest := moved.Destination
 		wantDecision := "restored"
 		if input.StaleUserSavepoint {
 			wantDecision = "restored-over-user-savepoint"
