@@ -51,7 +51,7 @@ var _ = SynchronizedBeforeSuite(func(ctx SpecContext) []byte {
 	Expect(err).NotTo(HaveOccurred())
 	if st, err := p.State(); err != nil || !st.Ready || !running(p) {
 		By("bringing the " + string(p.Name()) + " lab up (it was not up)")
-		Expect(p.Up(ctx, labapi.UpOptions{Out: GinkgoWriter, Retain: os.Getenv("LAB_RETAIN") == "1"})).To(Succeed())
+		Expect(p.Up(ctx, labapi.UpOptions{Out: GinkgoWriter, Retain: p.Config().Retain})).To(Succeed())
 		broughtUp = true
 	}
 	return nil

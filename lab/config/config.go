@@ -66,6 +66,18 @@ type Config struct {
 	// ImagePull decides which images the hermetic lab's members can pull (kwok
 	// stands in for kubelets); see ImagePullRule.
 	ImagePull ImagePullRule
+
+	// ProviderSet tells that LAB_PROVIDER chose the provider (otherwise commands other
+	// than up act on the lab recorded as up, see lab/providers).
+	ProviderSet bool
+	// Retain keeps a lab that failed to come up, for inspection (LAB_RETAIN=1).
+	Retain bool
+	// Restore is how the kind lab's members restore a failed-over FlinkDeployment:
+	// webhook (default) or kyverno (LAB_RESTORE).
+	Restore string
+	// FlinkCRD is the FlinkDeployment CRD the hermetic lab installs (LAB_FLINK_CRD; default
+	// the lab's own, lab/manifests/flink/flinkdeployment-crd.yaml).
+	FlinkCRD string
 }
 
 // Ports are the loopback ports of the lab's processes. They sit below Linux's
@@ -207,10 +219,20 @@ func (c *Config) FlinkOutputDir() string { return filepath.Join(c.Dir, "flink-ou
 //	LAB_DIR (default _output/lab; _output/lab-kind for LAB_PROVIDER=kind), LAB_NODES_PER_MEMBER (default 4),
 //	LAB_FAILOVER_HISTORY_LIMIT (default 5),
 //	LAB_RESTORE_MISSING_GRACE (the restore webhook's --missing-grace, default 90s),
+//	LAB_CLUSTER_FAILURE_THRESHOLD (10s), LAB_CLUSTER_MONITOR_GRACE_PERIOD (20s),
 //	LAB_UNPULLABLE_IMAGES, LAB_PULLABLE_IMAGES (image prefixes, see ImagePullRule),
-//	LAB_BIN_<NAME> to use a binary from elsewhere (see Binaries).
+//	LAB_RETAIN=1 (keep a lab that failed to come up), LAB_RESTORE (kind: webhook|kyverno),
+//	LAB_FLINK_CRD (the FlinkDeployment CRD of the hermetic lab),
+//	LAB_BIN_<NAME>, LAB_JAVA, LAB_FLINK_JAR, LAB_KWOK_STAGES to use a binary or file from
+//	elsewhere (see Binaries).
+//
+// LAB_ROOT (the repository, read by the lab command before Load) is the one other variable.
 func Load(root string) (*Config, error) {
-	return LoadProvider(root, Provider(env("LAB_PROVIDER", string(ProviderLocal))))
+	c, err := LoadProvider(root, Provider(env("LAB_PROVIDER", string(ProviderLocal))))
+	if c != nil {
+		c.ProviderSet = env("LAB_PROVIDER", "") != ""
+	}
+	return c, err
 }
 
 // LoadProvider is Load for the given provider, whatever LAB_PROVIDER says: to look at the
@@ -240,6 +262,12 @@ func LoadProvider(root string, provider Provider) (*Config, error) {
 		dir = filepath.Join(root, "_output", "lab-kind")
 	}
 	c.Dir = env("LAB_DIR", dir)
+	c.Retain = env("LAB_RETAIN", "") == "1"
+	c.Restore = env("LAB_RESTORE", "webhook")
+	if c.Restore != "webhook" && c.Restore != "kyverno" {
+		return nil, fmt.Errorf("LAB_RESTORE=%q: want webhook (default) or kyverno", c.Restore)
+	}
+	c.FlinkCRD = env("LAB_FLINK_CRD", filepath.Join(root, "lab", "manifests", "flink", "flinkdeployment-crd.yaml"))
 	var err error
 	if c.Members, err = envInt("LAB_MEMBERS", 3, 1, 20); err != nil {
 		return nil, err

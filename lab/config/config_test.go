@@ -1,10 +1,14 @@
 package config
 
 import (
+	"net"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/karmada-failover/lab/restore/cmd/flink-restore-webhook/app/options"
 )
 
 func TestLoadDefaultsAndPortsAreDistinct(t *testing.T) {
@@ -95,5 +99,17 @@ func TestBinaryDiscovery(t *testing.T) {
 	err := b.Check()
 	if err == nil || !strings.Contains(err.Error(), "kube-apiserver") || !strings.Contains(err.Error(), "make build") {
 		t.Fatalf("Check of a tree without binaries: %v", err)
+	}
+}
+
+// TestRestoreWebhookPortIsTheWebhooksDefault: the lab's restore webhook ports (24600 + member
+// index) start at the webhook's own default address, which the deploy examples use.
+func TestRestoreWebhookPortIsTheWebhooksDefault(t *testing.T) {
+	cfg, err := Load(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := net.JoinHostPort(Host, strconv.Itoa(cfg.Ports.RestoreWebhook)); options.DefaultListen != want {
+		t.Errorf("the webhook listens on %s by default, the lab's ports start at %s", options.DefaultListen, want)
 	}
 }

@@ -48,8 +48,8 @@ type Lab struct {
 // New returns the kind lab of cfg; LAB_RESTORE picks the restore mode.
 func New(cfg *config.Config) (*Lab, error) {
 	l := &Lab{Cfg: cfg, Restore: RestoreWebhook, ImageTag: "lab-" + string(cfg.Karmada), out: io.Discard}
-	if v := os.Getenv("LAB_RESTORE"); v != "" {
-		l.Restore = v
+	if cfg.Restore != "" {
+		l.Restore = cfg.Restore
 	}
 	if l.Restore != RestoreWebhook && l.Restore != RestoreKyverno {
 		return nil, fmt.Errorf("LAB_RESTORE=%q: want %q (default) or %q", l.Restore, RestoreWebhook, RestoreKyverno)

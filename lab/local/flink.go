@@ -12,6 +12,7 @@ import (
 
 	"github.com/karmada-failover/lab/lab/internal/pki"
 	"github.com/karmada-failover/lab/lab/internal/proc"
+	"github.com/karmada-failover/lab/restore/cmd/flink-restore-webhook/app/options"
 )
 
 // Flink in the hermetic lab: the FlinkDeployment CRD in Karmada and in every
@@ -58,8 +59,8 @@ func runnerName(member string) string { return "flink-runner-" + member }
 // flinkCRD is the FlinkDeployment CRD the lab installs: LAB_FLINK_CRD (the
 // operator's own), or the lab's stand-in.
 func (l *Lab) flinkCRD() string {
-	if p := os.Getenv("LAB_FLINK_CRD"); p != "" {
-		return p
+	if l.Cfg.FlinkCRD != "" {
+		return l.Cfg.FlinkCRD
 	}
 	return filepath.Join(l.Cfg.Root, "lab", "manifests", "flink", "flinkdeployment-crd.yaml")
 }
@@ -161,7 +162,7 @@ func (l *Lab) installFlink(ctx context.Context, members []string) error {
 		}
 		webhookConfig := filepath.Join(l.Cfg.ManifestDir(), "flink-restore-webhook-"+m+".yaml")
 		if err := render(filepath.Join(l.Cfg.Root, "restore", "deploy", "mutatingwebhookconfiguration-lab.yaml"), webhookConfig,
-			"https://127.0.0.1:24600", "https://"+addr, "{{caBundle}}", ca); err != nil {
+			"https://"+options.DefaultListen, "https://"+addr, "{{caBundle}}", ca); err != nil {
 			return err
 		}
 		if err := l.startRestoreWebhook(ctx, m); err != nil {

@@ -29,7 +29,7 @@ func Open(root string, up bool) (p lab.Provider, recorded bool, err error) {
 	if err != nil {
 		return nil, false, err
 	}
-	if up || os.Getenv("LAB_PROVIDER") != "" || cfg.Provider != config.ProviderLocal || local.New(cfg).Running() {
+	if up || cfg.ProviderSet || cfg.Provider != config.ProviderLocal || local.New(cfg).Running() {
 		p, err = New(cfg)
 		return p, false, err
 	}

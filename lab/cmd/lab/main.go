@@ -287,7 +287,7 @@ func up(ctx context.Context, root string, p lab.Provider) error {
 	} else {
 		fmt.Printf("Bringing up the hermetic lab: Karmada %s (%s), %d members, in %s\n", cfg.Karmada, karmadaVersion(cfg), cfg.Members, rel(root, cfg.Dir))
 	}
-	err := p.Up(ctx, lab.UpOptions{Out: os.Stdout, Retain: os.Getenv("LAB_RETAIN") == "1"})
+	err := p.Up(ctx, lab.UpOptions{Out: os.Stdout, Retain: cfg.Retain})
 	if errors.Is(err, lab.ErrAlreadyUp) {
 		fmt.Println("The lab is already up (make lab-status shows it; make lab-down stops it).")
 		return nil
