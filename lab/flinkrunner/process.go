@@ -1,7 +1,6 @@
 package flinkrunner
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
 	"os"
@@ -88,27 +87,4 @@ func (p *process) stop(grace time.Duration) (killed bool) {
 	case <-time.After(10 * time.Second):
 	}
 	return true
-}
-
-// tailFile returns the last n lines of path (long lines are cut).
-func tailFile(path string, n int) string {
-	f, err := os.Open(path)
-	if err != nil {
-		return ""
-	}
-	defer f.Close()
-	var lines []string
-	s := bufio.NewScanner(f)
-	s.Buffer(make([]byte, 64*1024), 1024*1024)
-	for s.Scan() {
-		line := s.Text()
-		if len(line) > 400 {
-			line = line[:400] + "..."
-		}
-		lines = append(lines, line)
-		if len(lines) > n {
-			lines = lines[1:]
-		}
-	}
-	return strings.Join(lines, "\n")
 }

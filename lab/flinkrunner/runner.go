@@ -27,6 +27,7 @@ import (
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
 
+	"github.com/karmada-failover/lab/lab/internal/logtail"
 	"github.com/karmada-failover/lab/restore/checkpoint"
 )
 
@@ -426,7 +427,7 @@ func (r *Runner) monitor(ctx context.Context, rn *run) {
 			return
 		case <-rn.proc.done:
 			msg := fmt.Sprintf("Flink process %d exited (%s); last lines of %s:\n%s",
-				rn.proc.pid, exitText(rn.proc.err), rn.proc.logPath, tailFile(rn.proc.logPath, 15))
+				rn.proc.pid, exitText(rn.proc.err), rn.proc.logPath, logtail.File(rn.proc.logPath, 15))
 			klog.InfoS("Flink process exited", "key", rn.key, "pid", rn.proc.pid, "err", exitText(rn.proc.err))
 			observe(Observation{Exited: true, ExitMsg: msg})
 			return

@@ -20,6 +20,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	s3types "github.com/aws/aws-sdk-go-v2/service/s3/types"
+
+	"github.com/karmada-failover/lab/lab"
 )
 
 // Manifests are the kind lab's own manifests (text/template), rendered into
@@ -29,33 +31,28 @@ import (
 var Manifests embed.FS
 
 // CheckpointBucket is the bucket of Flink checkpoints, as in the hermetic lab.
-const CheckpointBucket = "flink-checkpoints"
+const CheckpointBucket = lab.CheckpointBucket
 
 // S3Credentials are the lab's MinIO root credentials, made once per lab folder.
-type S3Credentials struct {
-	AccessKey string `json:"accessKey"`
-	SecretKey string `json:"secretKey"`
-}
+type S3Credentials = lab.S3Credentials
+
+// s3CredentialsFile is where the lab keeps its MinIO credentials.
+func (l *Lab) s3CredentialsFile() string { return filepath.Join(l.Cfg.Dir, "s3-credentials.json") }
 
 func (l *Lab) s3Credentials() (*S3Credentials, error) {
-	path := filepath.Join(l.Cfg.Dir, "s3-credentials.json")
-	if b, err := os.ReadFile(path); err == nil {
-		var c S3Credentials
-		if err := json.Unmarshal(b, &c); err != nil {
-			return nil, fmt.Errorf("%s: %w", path, err)
-		}
-		return &c, nil
+	path := l.s3CredentialsFile()
+	if c, err := lab.ReadS3Credentials(path); err == nil || !errors.Is(err, os.ErrNotExist) {
+		return c, err
 	}
 	secret := make([]byte, 24)
 	if _, err := rand.Read(secret); err != nil {
 		return nil, err
 	}
-	c := &S3Credentials{AccessKey: "failover-lab", SecretKey: hex.EncodeToString(secret)}
-	b, _ := json.MarshalIndent(c, "", "  ")
+	c := &S3Credentials{AccessKey: "failover-lab", SecretKey: hex.EncodeToString(secret), Bucket: CheckpointBucket}
 	if err := os.MkdirAll(l.Cfg.Dir, 0o755); err != nil {
 		return nil, err
 	}
-	return c, os.WriteFile(path, b, 0o600)
+	return c, lab.WriteS3Credentials(path, c)
 }
 
 // render renders manifests/<tmpl> with data into the lab folder's manifests/<out>

@@ -25,6 +25,7 @@ import (
 
 	"github.com/karmada-failover/lab/lab"
 	"github.com/karmada-failover/lab/lab/config"
+	"github.com/karmada-failover/lab/lab/internal/logtail"
 	"github.com/karmada-failover/lab/lab/internal/steps"
 )
 
@@ -336,19 +337,7 @@ func (l *Lab) runIn(ctx context.Context, dir string, env []string, name, bin str
 	cmd.Stdout = io.MultiWriter(&stdout, logFile)
 	cmd.Stderr = logFile
 	if err := cmd.Run(); err != nil {
-		return stdout.String(), fmt.Errorf("%s %s: %w\n%s", filepath.Base(bin), strings.Join(args, " "), err, tail(logPath, 15))
+		return stdout.String(), fmt.Errorf("%s %s: %w\n%s", filepath.Base(bin), strings.Join(args, " "), err, logtail.Indent(logtail.File(logPath, 15), "  "))
 	}
 	return stdout.String(), nil
-}
-
-func tail(path string, n int) string {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return ""
-	}
-	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return "  " + strings.Join(lines, "\n  ")
 }

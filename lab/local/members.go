@@ -24,6 +24,7 @@ import (
 
 	"github.com/karmada-failover/lab/lab/config"
 	"github.com/karmada-failover/lab/lab/internal/kubeconfig"
+	"github.com/karmada-failover/lab/lab/internal/logtail"
 	"github.com/karmada-failover/lab/lab/internal/pki"
 	"github.com/karmada-failover/lab/lab/internal/proc"
 )
@@ -53,17 +54,9 @@ func (l *Lab) kwokctl(ctx context.Context, args ...string) (string, error) {
 	cmd.Stdout, cmd.Stderr = &out, &out
 	err := cmd.Run()
 	if err != nil {
-		return out.String(), fmt.Errorf("kwokctl %s: %w\n%s", strings.Join(args, " "), err, lastLines(out.String(), 15))
+		return out.String(), fmt.Errorf("kwokctl %s: %w\n%s", strings.Join(args, " "), err, logtail.Lines(out.String(), 15))
 	}
 	return out.String(), nil
-}
-
-func lastLines(s string, n int) string {
-	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, "\n")
 }
 
 func (l *Lab) memberDir(name string) string {
@@ -345,7 +338,7 @@ func (l *Lab) joinMember(ctx context.Context, name string) error {
 		"--cluster-kubeconfig="+memberConfig, "--cluster-context="+name)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
-		return fmt.Errorf("karmadactl join %s: %w\n%s", name, err, lastLines(string(out), 15))
+		return fmt.Errorf("karmadactl join %s: %w\n%s", name, err, logtail.Lines(string(out), 15))
 	}
 	return nil
 }

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strconv"
 
+	"github.com/karmada-failover/lab/lab"
 	"github.com/karmada-failover/lab/lab/config"
 	"github.com/karmada-failover/lab/lab/internal/proc"
 )
@@ -19,30 +20,14 @@ import (
 // cluster, as they would in replicated object storage.
 
 // CheckpointBucket is the bucket the lab creates for Flink checkpoints.
-const CheckpointBucket = "flink-checkpoints"
-
-// S3Credentials are the lab's S3 endpoint and keys, written to
-// _output/lab/s3/credentials.json for the Flink runners, the restore webhook and
-// the tests.
-type S3Credentials struct {
-	Endpoint  string `json:"endpoint"`
-	Region    string `json:"region"`
-	Bucket    string `json:"bucket"`
-	AccessKey string `json:"accessKey"`
-	SecretKey string `json:"secretKey"`
-}
+const CheckpointBucket = lab.CheckpointBucket
 
 // S3CredentialsFile is where the lab writes its S3 credentials.
 func (l *Lab) S3CredentialsFile() string { return filepath.Join(l.Cfg.S3Dir(), "credentials.json") }
 
 // ReadS3Credentials returns the running lab's S3 credentials.
-func (l *Lab) ReadS3Credentials() (*S3Credentials, error) {
-	b, err := os.ReadFile(l.S3CredentialsFile())
-	if err != nil {
-		return nil, err
-	}
-	c := &S3Credentials{}
-	return c, json.Unmarshal(b, c)
+func (l *Lab) ReadS3Credentials() (*lab.S3Credentials, error) {
+	return lab.ReadS3Credentials(l.S3CredentialsFile())
 }
 
 // startS3 writes fresh credentials (a new secret per lab) and starts SeaweedFS
@@ -59,12 +44,11 @@ func (l *Lab) startS3(ctx context.Context) error {
 	if _, err := rand.Read(secret); err != nil {
 		return err
 	}
-	creds := S3Credentials{
+	creds := lab.S3Credentials{
 		Endpoint: "http://" + hostPort(l.Cfg.Ports.S3()), Region: "us-east-1", Bucket: CheckpointBucket,
 		AccessKey: "lab", SecretKey: hex.EncodeToString(secret),
 	}
-	b, _ := json.MarshalIndent(creds, "", "  ")
-	if err := os.WriteFile(l.S3CredentialsFile(), append(b, '\n'), 0o600); err != nil {
+	if err := lab.WriteS3Credentials(l.S3CredentialsFile(), &creds); err != nil {
 		return err
 	}
 	identities := map[string]interface{}{"identities": []interface{}{map[string]interface{}{
@@ -72,7 +56,7 @@ func (l *Lab) startS3(ctx context.Context) error {
 		"credentials": []interface{}{map[string]string{"accessKey": creds.AccessKey, "secretKey": creds.SecretKey}},
 		"actions":     []string{"Admin", "Read", "Write", "List", "Tagging"},
 	}}}
-	b, _ = json.MarshalIndent(identities, "", "  ")
+	b, _ := json.MarshalIndent(identities, "", "  ")
 	s3Config := filepath.Join(dir, "s3-identities.json")
 	if err := os.WriteFile(s3Config, b, 0o600); err != nil {
 		return err

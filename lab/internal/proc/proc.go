@@ -5,7 +5,6 @@
 package proc
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"crypto/tls"
@@ -23,6 +22,8 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/util/wait"
+
+	"github.com/karmada-failover/lab/lab/internal/logtail"
 )
 
 // Manager starts and stops processes whose PID files live in PIDDir and whose
@@ -203,23 +204,7 @@ func (m *Manager) Kill(name string) error {
 }
 
 // Tail returns the last n lines of process name's log.
-func (m *Manager) Tail(name string, n int) string {
-	f, err := os.Open(m.LogFile(name))
-	if err != nil {
-		return ""
-	}
-	defer f.Close()
-	var lines []string
-	s := bufio.NewScanner(f)
-	s.Buffer(make([]byte, 1024*1024), 1024*1024)
-	for s.Scan() {
-		lines = append(lines, s.Text())
-		if len(lines) > n {
-			lines = lines[1:]
-		}
-	}
-	return strings.Join(lines, "\n")
-}
+func (m *Manager) Tail(name string, n int) string { return logtail.File(m.LogFile(name), n) }
 
 // Probe is an HTTP(S) readiness check.
 type Probe struct {
