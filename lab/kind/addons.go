@@ -22,6 +22,7 @@ import (
 	s3types "github.com/aws/aws-sdk-go-v2/service/s3/types"
 
 	"github.com/karmada-failover/lab/lab"
+	"github.com/karmada-failover/lab/lab/internal/poll"
 )
 
 // Manifests are the kind lab's own manifests (text/template), rendered into
@@ -138,22 +139,11 @@ func createBucket(ctx context.Context, endpoint string, creds *S3Credentials) er
 		UsePathStyle: true,
 		Credentials:  credentials.NewStaticCredentialsProvider(creds.AccessKey, creds.SecretKey, ""),
 	})
-	deadline := time.Now().Add(2 * time.Minute)
-	for {
+	return poll.Until(ctx, 2*time.Minute, 3*time.Second, "bucket "+CheckpointBucket+" at "+endpoint, func(ctx context.Context) (bool, error) {
 		_, err := client.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String(CheckpointBucket)})
 		var owned *s3types.BucketAlreadyOwnedByYou
-		if err == nil || errors.As(err, &owned) {
-			return nil
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("creating bucket %s at %s: %w", CheckpointBucket, endpoint, err)
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(3 * time.Second):
-		}
-	}
+		return err == nil || errors.As(err, &owned), err
+	})
 }
 
 func (l *Lab) helmInstall(ctx context.Context, cluster string, c Chart, extra ...string) error {

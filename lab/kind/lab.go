@@ -26,6 +26,7 @@ import (
 	"github.com/karmada-failover/lab/lab"
 	"github.com/karmada-failover/lab/lab/config"
 	"github.com/karmada-failover/lab/lab/internal/logtail"
+	"github.com/karmada-failover/lab/lab/internal/poll"
 	"github.com/karmada-failover/lab/lab/internal/steps"
 )
 
@@ -231,21 +232,10 @@ func (l *Lab) StartCluster(ctx context.Context, name string) error {
 }
 
 func (l *Lab) waitAPI(ctx context.Context, kubeconfig string, timeout time.Duration) error {
-	deadline := time.Now().Add(timeout)
-	for {
+	return poll.Until(ctx, timeout, 2*time.Second, "the API server of "+filepath.Base(kubeconfig), func(ctx context.Context) (bool, error) {
 		_, err := l.run(ctx, "readyz", l.Cfg.Bins.Kubectl, "--kubeconfig", kubeconfig, "get", "--raw", "/readyz")
-		if err == nil {
-			return nil
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("API server of %s not ready after %s: %w", filepath.Base(kubeconfig), timeout, err)
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(2 * time.Second):
-		}
-	}
+		return err == nil, err
+	})
 }
 
 // Down deletes the lab's kind clusters (MinIO and every workload go with

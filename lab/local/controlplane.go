@@ -15,10 +15,9 @@ import (
 	"strconv"
 	"time"
 
-	"k8s.io/apimachinery/pkg/util/wait"
-
 	"github.com/karmada-failover/lab/lab/config"
 	"github.com/karmada-failover/lab/lab/internal/pki"
+	"github.com/karmada-failover/lab/lab/internal/poll"
 	"github.com/karmada-failover/lab/lab/internal/proc"
 )
 
@@ -268,20 +267,5 @@ func (l *Lab) caBundle() (string, error) {
 
 // waitFor polls cond every interval until it returns true, an error, or timeout.
 func waitFor(ctx context.Context, timeout, interval time.Duration, what string, cond func(context.Context) (bool, error)) error {
-	var lastErr error
-	err := wait.PollUntilContextTimeout(ctx, interval, timeout, true, func(ctx context.Context) (bool, error) {
-		ok, err := cond(ctx)
-		if err != nil {
-			lastErr = err
-		}
-		return ok, nil // an error is retried until the timeout, and reported then
-	})
-	switch {
-	case err == nil:
-		return nil
-	case lastErr != nil:
-		return fmt.Errorf("timed out after %s waiting for %s: %w", timeout, what, lastErr)
-	default:
-		return fmt.Errorf("timed out after %s waiting for %s", timeout, what)
-	}
+	return poll.Until(ctx, timeout, interval, what, cond)
 }

@@ -19,6 +19,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 
@@ -417,19 +418,14 @@ func processAlive(pid int) bool {
 // ensureMemberStopped waits for the member's processes to exit after kwokctl
 // signalled them and kills any that outlive grace, by the PIDs kwokctl recorded.
 func ensureMemberStopped(pids map[string]int, grace time.Duration) []string {
-	deadline := time.Now().Add(grace)
-	for time.Now().Before(deadline) {
-		left := false
+	_ = wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, grace, true, func(context.Context) (bool, error) {
 		for _, pid := range pids {
 			if processAlive(pid) {
-				left = true
+				return false, nil
 			}
 		}
-		if !left {
-			return nil
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		return true, nil
+	})
 	var killed []string
 	for name, pid := range pids {
 		if processAlive(pid) {
