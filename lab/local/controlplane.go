@@ -38,12 +38,6 @@ func New(cfg *config.Config) *Lab {
 	return &Lab{Cfg: cfg, Proc: &proc.Manager{PIDDir: cfg.PIDDir(), LogDir: cfg.LogDir()}}
 }
 
-// The control-plane processes, in start order. Stop goes in reverse.
-var controlPlane = []string{
-	"seaweedfs", "etcd", "karmada-apiserver", "kube-controller-manager", "karmada-aggregated-apiserver",
-	"karmada-webhook", "karmada-controller-manager", "karmada-scheduler",
-}
-
 func (l *Lab) pki(name string) (crt, key string) {
 	return pki.CertFile(l.Cfg.PKIDir(), name), pki.KeyFile(l.Cfg.PKIDir(), name)
 }
@@ -63,121 +57,22 @@ func (l *Lab) sourceTree() string {
 	return filepath.Join(l.Cfg.Root, "_output", "series", "karmada")
 }
 
-func (l *Lab) startEtcd(ctx context.Context) error {
-	p := l.Cfg.Ports
-	data := filepath.Join(l.Cfg.DataDir(), "etcd")
-	if err := os.MkdirAll(data, 0o700); err != nil {
-		return err
-	}
-	peer := "http://" + hostPort(p.EtcdPeer)
-	client := "http://" + hostPort(p.EtcdClient)
-	if _, err := l.Proc.Start(proc.Spec{Name: "etcd", Path: l.Cfg.Bins.Etcd, Args: []string{
-		"--name=karmada-etcd", "--data-dir=" + data,
-		"--listen-client-urls=" + client, "--advertise-client-urls=" + client,
-		"--listen-peer-urls=" + peer, "--initial-advertise-peer-urls=" + peer,
-		"--initial-cluster=karmada-etcd=" + peer, "--initial-cluster-state=new",
-		"--listen-metrics-urls=http://" + hostPort(p.EtcdMetrics),
-		// A lab on a laptop: durability of a crash of the machine is not needed.
-		"--unsafe-no-fsync=true", "--quota-backend-bytes=4294967296",
-	}}); err != nil {
-		return err
-	}
-	return l.Proc.WaitReady(ctx, "etcd", proc.Probe{URL: client + "/health"})
-}
+func (l *Lab) startEtcd(ctx context.Context) error { return l.startComponent(ctx, "etcd", nil) }
 
 func (l *Lab) startAPIServer(ctx context.Context) error {
-	d := l.Cfg.PKIDir()
-	srvCrt, srvKey := l.pki(pki.APIServer)
-	fpCrt, fpKey := l.pki(pki.FrontProxyClient)
-	fpCA, _ := l.pki(pki.FrontProxyCA)
-	saKey, saPub := pki.ServiceAccountKeyFiles(d)
-	if _, err := l.Proc.Start(proc.Spec{Name: "karmada-apiserver", Path: l.Cfg.Bins.KubeAPIServer, Args: []string{
-		"--bind-address=" + config.Host, "--advertise-address=" + config.Host,
-		// The "kubernetes" Service cannot point at a loopback address.
-		"--endpoint-reconciler-type=none",
-		"--secure-port=" + strconv.Itoa(l.Cfg.Ports.KarmadaAPIServer),
-		"--etcd-servers=http://" + hostPort(l.Cfg.Ports.EtcdClient),
-		"--allow-privileged=true", "--authorization-mode=Node,RBAC", "--enable-bootstrap-token-auth=true",
-		"--disable-admission-plugins=StorageObjectInUseProtection,ServiceAccount",
-		"--service-account-issuer=https://kubernetes.default.svc.cluster.local",
-		"--service-account-key-file=" + saPub, "--service-account-signing-key-file=" + saKey,
-		"--service-cluster-ip-range=10.96.0.0/12",
-		"--proxy-client-cert-file=" + fpCrt, "--proxy-client-key-file=" + fpKey,
-		"--requestheader-client-ca-file=" + fpCA, "--requestheader-allowed-names=front-proxy-client",
-		"--requestheader-extra-headers-prefix=X-Remote-Extra-", "--requestheader-group-headers=X-Remote-Group",
-		"--requestheader-username-headers=X-Remote-User",
-		"--tls-cert-file=" + srvCrt, "--tls-private-key-file=" + srvKey, "--client-ca-file=" + l.caFile(),
-	}}); err != nil {
-		return err
-	}
-	adminCrt, adminKey := l.pki(pki.Admin)
-	return l.Proc.WaitReady(ctx, "karmada-apiserver", proc.Probe{
-		URL: l.karmadaServer() + "/readyz", CAFile: l.caFile(), CertFile: adminCrt, KeyFile: adminKey,
-	})
+	return l.startComponent(ctx, "karmada-apiserver", nil)
 }
 
 func (l *Lab) startKubeControllerManager(ctx context.Context) error {
-	saKey, _ := pki.ServiceAccountKeyFiles(l.Cfg.PKIDir())
-	caCrt, caKey := l.pki(pki.CA)
-	kc := l.Cfg.KarmadaKubeconfig()
-	if _, err := l.Proc.Start(proc.Spec{Name: "kube-controller-manager", Path: l.Cfg.Bins.KubeControllerManager, Args: []string{
-		"--kubeconfig=" + kc, "--authentication-kubeconfig=" + kc, "--authorization-kubeconfig=" + kc,
-		"--bind-address=" + config.Host, "--secure-port=" + strconv.Itoa(l.Cfg.Ports.KubeControllerManager),
-		"--client-ca-file=" + caCrt, "--cluster-name=karmada",
-		"--cluster-signing-cert-file=" + caCrt, "--cluster-signing-key-file=" + caKey,
-		// The controllers upstream runs against karmada-apiserver (artifacts/deploy/kube-controller-manager.yaml).
-		"--controllers=namespace,garbagecollector,serviceaccount-token,ttl-after-finished,bootstrapsigner,tokencleaner,csrcleaner,csrsigning,clusterrole-aggregation",
-		"--leader-elect=false", "--root-ca-file=" + caCrt, "--service-account-private-key-file=" + saKey,
-		"--service-cluster-ip-range=10.96.0.0/12", "--use-service-account-credentials=true",
-	}}); err != nil {
-		return err
-	}
-	return l.Proc.WaitReady(ctx, "kube-controller-manager", proc.Probe{URL: "https://" + hostPort(l.Cfg.Ports.KubeControllerManager) + "/healthz"})
+	return l.startComponent(ctx, "kube-controller-manager", nil)
 }
 
 func (l *Lab) startAggregatedAPIServer(ctx context.Context) error {
-	crt, key := l.pki(pki.AggregatedAPIServer)
-	kc := l.Cfg.KarmadaKubeconfig()
-	if _, err := l.Proc.Start(proc.Spec{Name: "karmada-aggregated-apiserver", Path: l.Cfg.Bins.KarmadaAggregatedAPIServer, Args: []string{
-		"--kubeconfig=" + kc, "--authentication-kubeconfig=" + kc, "--authorization-kubeconfig=" + kc,
-		"--etcd-servers=http://" + hostPort(l.Cfg.Ports.EtcdClient),
-		"--bind-address=" + config.Host, "--secure-port=" + strconv.Itoa(l.Cfg.Ports.AggregatedAPIServer),
-		"--tls-cert-file=" + crt, "--tls-private-key-file=" + key,
-		"--audit-log-path=-", "--audit-log-maxage=0", "--audit-log-maxbackup=0",
-	}}); err != nil {
-		return err
-	}
-	return l.Proc.WaitReady(ctx, "karmada-aggregated-apiserver", proc.Probe{
-		URL: "https://" + hostPort(l.Cfg.Ports.AggregatedAPIServer) + "/readyz", CAFile: l.caFile(),
-	})
+	return l.startComponent(ctx, "karmada-aggregated-apiserver", nil)
 }
 
 func (l *Lab) startWebhook(ctx context.Context) error {
-	p := l.Cfg.Ports
-	// karmada-webhook reads tls.crt and tls.key from --cert-dir.
-	certDir := filepath.Join(l.Cfg.PKIDir(), "karmada-webhook-serving")
-	if err := os.MkdirAll(certDir, 0o700); err != nil {
-		return err
-	}
-	crt, key := l.pki(pki.Webhook)
-	for src, dst := range map[string]string{crt: "tls.crt", key: "tls.key"} {
-		b, err := os.ReadFile(src)
-		if err != nil {
-			return err
-		}
-		if err := os.WriteFile(filepath.Join(certDir, dst), b, 0o600); err != nil {
-			return err
-		}
-	}
-	if _, err := l.Proc.Start(proc.Spec{Name: "karmada-webhook", Path: l.Cfg.Bins.KarmadaWebhook, Args: []string{
-		"--kubeconfig=" + l.Cfg.KarmadaKubeconfig(),
-		"--bind-address=" + config.Host, "--secure-port=" + strconv.Itoa(p.Webhook), "--cert-dir=" + certDir,
-		"--metrics-bind-address=" + hostPort(p.WebhookMetrics), "--health-probe-bind-address=" + hostPort(p.WebhookHealth),
-		"--feature-gates=" + featureGates(l.Cfg.Karmada, nil), "--allow-no-execute-taint-policy=true",
-	}}); err != nil {
-		return err
-	}
-	return l.Proc.WaitReady(ctx, "karmada-webhook", proc.Probe{URL: "https://" + hostPort(p.Webhook) + "/readyz", CAFile: l.caFile()})
+	return l.startComponent(ctx, "karmada-webhook", nil)
 }
 
 func (l *Lab) startControllerManager(ctx context.Context) error {
@@ -188,34 +83,11 @@ func (l *Lab) startControllerManager(ctx context.Context) error {
 // overriding the lab's feature gates (nil: the lab's own). Scenarios use it to
 // restart the controller after a crash or with FailoverHistory off.
 func (l *Lab) StartController(ctx context.Context, gates map[string]bool) error {
-	p := l.Cfg.Ports
-	args := []string{
-		"--kubeconfig=" + l.Cfg.KarmadaKubeconfig(),
-		"--metrics-bind-address=" + hostPort(p.ControllerManagerMetrics),
-		"--health-probe-bind-address=" + hostPort(p.ControllerManagerHealth),
-		"--controllers=*,hpaScaleTargetMarker,deploymentReplicasSyncer",
-		"--feature-gates=" + featureGates(l.Cfg.Karmada, gates),
-		"--leader-elect=false",
-	}
-	args = append(args, config.Args(l.Cfg.ControllerManagerFailoverFlags())...)
-	if _, err := l.Proc.Start(proc.Spec{Name: "karmada-controller-manager", Path: l.Cfg.Bins.KarmadaControllerManager, Args: args}); err != nil {
-		return err
-	}
-	return l.Proc.WaitReady(ctx, "karmada-controller-manager", proc.Probe{URL: "http://" + hostPort(p.ControllerManagerHealth) + "/healthz"})
+	return l.startComponent(ctx, "karmada-controller-manager", gates)
 }
 
 func (l *Lab) startScheduler(ctx context.Context) error {
-	p := l.Cfg.Ports
-	if _, err := l.Proc.Start(proc.Spec{Name: "karmada-scheduler", Path: l.Cfg.Bins.KarmadaScheduler, Args: []string{
-		"--kubeconfig=" + l.Cfg.KarmadaKubeconfig(),
-		"--metrics-bind-address=" + hostPort(p.SchedulerMetrics),
-		"--health-probe-bind-address=" + hostPort(p.SchedulerHealth),
-		"--feature-gates=" + featureGates(l.Cfg.Karmada, nil),
-		"--leader-elect=false",
-	}}); err != nil {
-		return err
-	}
-	return l.Proc.WaitReady(ctx, "karmada-scheduler", proc.Probe{URL: "http://" + hostPort(p.SchedulerHealth) + "/healthz"})
+	return l.startComponent(ctx, "karmada-scheduler", nil)
 }
 
 // SwitchKarmada restarts karmada-webhook, karmada-controller-manager and

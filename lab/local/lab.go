@@ -290,8 +290,9 @@ func (l *Lab) Down(ctx context.Context, out io.Writer) error {
 			errs = append(errs, err)
 		}
 	}
-	for i := len(controlPlane) - 1; i >= 0; i-- {
-		name := controlPlane[i]
+	names := l.controlPlaneNames()
+	for i := len(names) - 1; i >= 0; i-- {
+		name := names[i]
 		if pid, ok := l.Proc.Running(name); ok {
 			fmt.Fprintf(out, " • Stopping %s (pid %d)\n", name, pid)
 		}
@@ -340,31 +341,16 @@ func (l *Lab) processStatus(ctx context.Context, component, process, addr string
 // Status checks every component of the lab.
 func (l *Lab) Status(ctx context.Context) ([]lab.ComponentStatus, error) {
 	p := l.Cfg.Ports
-	adminCrt, adminKey := l.pki(pki.Admin)
 	ca := l.caFile()
-	probes := map[string]struct {
-		addr  string
-		probe proc.Probe
-	}{
-		"etcd":                         {hostPort(p.EtcdClient), proc.Probe{URL: "http://" + hostPort(p.EtcdClient) + "/health"}},
-		"karmada-apiserver":            {hostPort(p.KarmadaAPIServer), proc.Probe{URL: l.karmadaServer() + "/readyz", CAFile: ca, CertFile: adminCrt, KeyFile: adminKey}},
-		"kube-controller-manager":      {hostPort(p.KubeControllerManager), proc.Probe{URL: "https://" + hostPort(p.KubeControllerManager) + "/healthz"}},
-		"karmada-aggregated-apiserver": {hostPort(p.AggregatedAPIServer), proc.Probe{URL: "https://" + hostPort(p.AggregatedAPIServer) + "/readyz", CAFile: ca}},
-		"karmada-webhook":              {hostPort(p.Webhook), proc.Probe{URL: "https://" + hostPort(p.Webhook) + "/readyz", CAFile: ca}},
-		"karmada-controller-manager":   {hostPort(p.ControllerManagerHealth), proc.Probe{URL: "http://" + hostPort(p.ControllerManagerHealth) + "/healthz"}},
-		"karmada-scheduler":            {hostPort(p.SchedulerHealth), proc.Probe{URL: "http://" + hostPort(p.SchedulerHealth) + "/healthz"}},
-		"seaweedfs":                    {hostPort(p.S3()), proc.Probe{URL: "http://" + hostPort(p.S3()) + "/healthz"}},
-	}
 	var rows []lab.ComponentStatus
-	for _, name := range controlPlane {
-		if name == "seaweedfs" && l.Cfg.Bins.SeaweedFS == "" {
+	for _, c := range l.controlPlaneComponents(nil) {
+		if c.name == "seaweedfs" && l.Cfg.Bins.SeaweedFS == "" {
 			continue
 		}
-		pr := probes[name]
-		row := lab.ComponentStatus{Component: name, Address: pr.addr}
-		if pid, ok := l.Proc.Running(name); ok {
+		row := lab.ComponentStatus{Component: c.name, Address: c.address}
+		if pid, ok := l.Proc.Running(c.name); ok {
 			row.PID = pid
-			if err := pr.probe.Check(ctx); err != nil {
+			if err := c.probe.Check(ctx); err != nil {
 				row.Detail = err.Error()
 			} else {
 				row.Healthy = true

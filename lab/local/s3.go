@@ -12,7 +12,6 @@ import (
 
 	"github.com/karmada-failover/lab/lab"
 	"github.com/karmada-failover/lab/lab/config"
-	"github.com/karmada-failover/lab/lab/internal/proc"
 )
 
 // The lab's S3 store: SeaweedFS (Apache-2.0) in `weed mini` mode, one process
@@ -30,12 +29,40 @@ func (l *Lab) ReadS3Credentials() (*lab.S3Credentials, error) {
 	return lab.ReadS3Credentials(l.S3CredentialsFile())
 }
 
-// startS3 writes fresh credentials (a new secret per lab) and starts SeaweedFS
-// with a fresh data dir, the bucket created at start-up.
+// startS3 starts SeaweedFS (see prepareS3), the bucket created at start-up.
 func (l *Lab) startS3(ctx context.Context) error {
-	dir := l.Cfg.S3Dir()
-	data := filepath.Join(l.Cfg.DataDir(), "seaweedfs")
-	for _, d := range []string{dir, data} {
+	if err := l.startComponent(ctx, "seaweedfs", nil); err != nil {
+		return fmt.Errorf("SeaweedFS S3: %w", err)
+	}
+	return nil
+}
+
+// s3Data is SeaweedFS's data folder; s3Identities its S3 identities file.
+func (l *Lab) s3Data() string       { return filepath.Join(l.Cfg.DataDir(), "seaweedfs") }
+func (l *Lab) s3Identities() string { return filepath.Join(l.Cfg.S3Dir(), "s3-identities.json") }
+
+// s3Args are SeaweedFS's flags: `weed mini` with every port the lab's and the bucket made at start.
+func (l *Lab) s3Args() []string {
+	base := l.Cfg.Ports.S3Base
+	port := func(offset int) string { return strconv.Itoa(base + offset) }
+	data := l.s3Data()
+	return []string{"mini", "-dir=" + data, "-ip=" + config.Host, "-ip.bind=" + config.Host,
+		"-master.port=" + port(3), "-master.port.grpc=" + port(13),
+		"-volume.port=" + port(4), "-volume.port.grpc=" + port(14),
+		"-filer.port=" + port(5), "-filer.port.grpc=" + port(15),
+		"-s3.port=" + port(6), "-s3.port.grpc=" + port(16),
+		"-admin.port=" + port(7), "-admin.port.grpc=" + port(17), "-admin.port.legacy=0", "-admin.ui=false",
+		"-s3.port.iceberg=0", "-s3.port.lance=0", "-webdav=false",
+		"-master.telemetry=false", "-master.volumeSizeLimitMB=64", "-volume.max=8",
+		"-filer.localSocket=" + filepath.Join(data, "filer.sock"), "-s3.localSocket=" + filepath.Join(data, "s3.sock"),
+		"-s3.config=" + l.s3Identities(), "-bucket=" + CheckpointBucket,
+	}
+}
+
+// prepareS3 writes fresh credentials (a new secret per lab) and SeaweedFS's identities, with
+// a fresh data folder.
+func (l *Lab) prepareS3() error {
+	for _, d := range []string{l.Cfg.S3Dir(), l.s3Data()} {
 		if err := os.MkdirAll(d, 0o700); err != nil {
 			return err
 		}
@@ -57,28 +84,5 @@ func (l *Lab) startS3(ctx context.Context) error {
 		"actions":     []string{"Admin", "Read", "Write", "List", "Tagging"},
 	}}}
 	b, _ := json.MarshalIndent(identities, "", "  ")
-	s3Config := filepath.Join(dir, "s3-identities.json")
-	if err := os.WriteFile(s3Config, b, 0o600); err != nil {
-		return err
-	}
-	base := l.Cfg.Ports.S3Base
-	port := func(offset int) string { return strconv.Itoa(base + offset) }
-	args := []string{"mini", "-dir=" + data, "-ip=" + config.Host, "-ip.bind=" + config.Host,
-		"-master.port=" + port(3), "-master.port.grpc=" + port(13),
-		"-volume.port=" + port(4), "-volume.port.grpc=" + port(14),
-		"-filer.port=" + port(5), "-filer.port.grpc=" + port(15),
-		"-s3.port=" + port(6), "-s3.port.grpc=" + port(16),
-		"-admin.port=" + port(7), "-admin.port.grpc=" + port(17), "-admin.port.legacy=0", "-admin.ui=false",
-		"-s3.port.iceberg=0", "-s3.port.lance=0", "-webdav=false",
-		"-master.telemetry=false", "-master.volumeSizeLimitMB=64", "-volume.max=8",
-		"-filer.localSocket=" + filepath.Join(data, "filer.sock"), "-s3.localSocket=" + filepath.Join(data, "s3.sock"),
-		"-s3.config=" + s3Config, "-bucket=" + CheckpointBucket,
-	}
-	if _, err := l.Proc.Start(proc.Spec{Name: "seaweedfs", Path: l.Cfg.Bins.SeaweedFS, Args: args}); err != nil {
-		return err
-	}
-	if err := l.Proc.WaitReady(ctx, "seaweedfs", proc.Probe{URL: creds.Endpoint + "/healthz"}); err != nil {
-		return fmt.Errorf("SeaweedFS S3: %w", err)
-	}
-	return nil
+	return os.WriteFile(l.s3Identities(), b, 0o600)
 }

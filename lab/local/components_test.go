@@ -1,0 +1,74 @@
+package local
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/karmada-failover/lab/lab/config"
+)
+
+func testLab(t *testing.T) *Lab {
+	t.Helper()
+	cfg, err := config.Load(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return New(cfg)
+}
+
+// TestComponentsHaveStartTimeoutsAndDistinctAddresses: every control-plane component is
+// started with a bound on its wait (a component that never answers fails `lab up` instead of
+// hanging it), answers on an address of its own, and the start order is the one the control
+// plane needs (the store and etcd first, the API server before the processes that use it).
+func TestComponentsHaveStartTimeoutsAndDistinctAddresses(t *testing.T) {
+	l := testLab(t)
+	cs := l.controlPlaneComponents(nil)
+	want := []string{"seaweedfs", "etcd", "karmada-apiserver", "kube-controller-manager", "karmada-aggregated-apiserver",
+		"karmada-webhook", "karmada-controller-manager", "karmada-scheduler"}
+	if got := l.controlPlaneNames(); !slices.Equal(got, want) {
+		t.Fatalf("start order %v, want %v", got, want)
+	}
+	seen := map[string]string{}
+	for _, c := range cs {
+		if c.probe.StartTimeout <= 0 {
+			t.Errorf("%s has no start timeout", c.name)
+		}
+		if c.probe.URL == "" || !strings.Contains(c.probe.URL, c.address) {
+			t.Errorf("%s: probe %q does not answer on its address %s", c.name, c.probe.URL, c.address)
+		}
+		if other, ok := seen[c.address]; ok {
+			t.Errorf("%s and %s share %s", c.name, other, c.address)
+		}
+		seen[c.address] = c.name
+		if len(c.args) == 0 {
+			t.Errorf("%s has no flags", c.name)
+		}
+		for _, a := range c.args {
+			if strings.Contains(a, "0.0.0.0") {
+				t.Errorf("%s binds to every interface: %s", c.name, a)
+			}
+		}
+	}
+}
+
+// TestControllerManagerGates: the gates of a restart reach karmada-controller-manager only.
+func TestControllerManagerGates(t *testing.T) {
+	l := testLab(t)
+	cm, err := l.component("karmada-controller-manager", map[string]bool{"FailoverHistory": false})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.ContainsFunc(cm.args, func(a string) bool {
+		return strings.HasPrefix(a, "--feature-gates=") && strings.Contains(a, "FailoverHistory=false")
+	}) {
+		t.Errorf("controller-manager flags %v lack FailoverHistory=false", cm.args)
+	}
+	sch, _ := l.component("karmada-scheduler", map[string]bool{"FailoverHistory": false})
+	if slices.ContainsFunc(sch.args, func(a string) bool { return strings.Contains(a, "FailoverHistory=false") }) {
+		t.Errorf("scheduler flags %v got the controller's override", sch.args)
+	}
+	if _, err := l.component("kube-proxy", nil); err == nil {
+		t.Error("an unknown component was found")
+	}
+}
