@@ -50,6 +50,9 @@ type Provider interface {
 	Env() []string
 	// State reads the running lab's record; the error wraps os.ErrNotExist when there is none.
 	State() (*State, error)
+	// CollectLogs copies the logs of the lab's components into dst (e2e artifacts of a
+	// failed spec).
+	CollectLogs(ctx context.Context, dst string) error
 	Faults
 	Controller
 }

@@ -3,7 +3,6 @@ package framework
 import (
 	"context"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -67,8 +66,8 @@ func (l *Lab) DumpResources(ctx context.Context, namespace, dir string) error {
 			dump(l.Members[name], gvr, namespace)
 		}
 	}
-	for _, src := range l.State.Logs {
-		if err := copyLogs(src, filepath.Join(dir, "logs", filepath.Base(filepath.Dir(src))+"-"+filepath.Base(src))); err != nil {
+	if l.Provider != nil {
+		if err := l.Provider.CollectLogs(ctx, filepath.Join(dir, "logs")); err != nil {
 			problems = append(problems, err.Error())
 		}
 	}
@@ -76,32 +75,4 @@ func (l *Lab) DumpResources(ctx context.Context, namespace, dir string) error {
 		_ = os.WriteFile(filepath.Join(dir, "dump-problems.txt"), []byte(strings.Join(problems, "\n")+"\n"), 0o644)
 	}
 	return nil
-}
-
-func copyLogs(src, dst string) error {
-	return filepath.WalkDir(src, func(path string, d os.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() || !strings.HasSuffix(d.Name(), ".log") {
-			return nil
-		}
-		rel, _ := filepath.Rel(src, path)
-		target := filepath.Join(dst, rel)
-		if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
-			return err
-		}
-		in, err := os.Open(path)
-		if err != nil {
-			return err
-		}
-		defer in.Close()
-		out, err := os.Create(target)
-		if err != nil {
-			return err
-		}
-		defer out.Close()
-		_, err = io.Copy(out, in)
-		return err
-	})
 }

@@ -130,6 +130,19 @@ func (l *Lab) State() (*lab.State, error) { return lab.ReadState(l.Cfg) }
 
 var _ lab.Provider = (*Lab)(nil)
 
+// CollectLogs exports every kind cluster's logs (`kind export logs`: the node's journal,
+// containerd and every pod's containers) into dst/<cluster>, and copies the lab's own
+// command logs into dst/lab.
+func (l *Lab) CollectLogs(ctx context.Context, dst string) error {
+	errs := []error{lab.CopyLogs(l.Cfg.LogDir(), filepath.Join(dst, "lab"))}
+	for _, c := range ClusterNames(l.Cfg) {
+		if _, err := l.run(ctx, "kind-export-logs-"+c, l.Cfg.Bins.Kind, "export", "logs", filepath.Join(dst, c), "--name", c); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
 func (l *Lab) preflight(ctx context.Context) error { return Preflight(ctx, l.Cfg.Root) }
 
 // Preflight runs lab/kind/preflight.sh alone (Docker engine and host tools);

@@ -1,6 +1,9 @@
 package local
 
 import (
+	"context"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -70,5 +73,39 @@ func TestControllerManagerGates(t *testing.T) {
 	}
 	if _, err := l.component("kube-proxy", nil); err == nil {
 		t.Error("an unknown component was found")
+	}
+}
+
+// TestCollectLogs copies the lab's and the members' process logs, and nothing else.
+func TestCollectLogs(t *testing.T) {
+	l := testLab(t)
+	for path, body := range map[string]string{
+		filepath.Join(l.Cfg.LogDir(), "etcd.log"):                                           "etcd",
+		filepath.Join(l.Cfg.LogDir(), "flink", "member1", "ns_job.log"):                     "flink",
+		filepath.Join(l.Cfg.KwokDir(), "clusters", "member1", "logs", "kube-apiserver.log"): "apiserver",
+		filepath.Join(l.Cfg.KwokDir(), "clusters", "member1", "kubeconfig.yaml"):            "secret",
+	} {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	dst := t.TempDir()
+	if err := l.CollectLogs(context.Background(), dst); err != nil {
+		t.Fatal(err)
+	}
+	for path, want := range map[string]string{
+		filepath.Join(dst, "lab", "etcd.log"):                                  "etcd",
+		filepath.Join(dst, "lab", "flink", "member1", "ns_job.log"):            "flink",
+		filepath.Join(dst, "members", "member1", "logs", "kube-apiserver.log"): "apiserver",
+	} {
+		if b, err := os.ReadFile(path); err != nil || string(b) != want {
+			t.Errorf("%s: %q, %v", path, b, err)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dst, "members", "member1", "kubeconfig.yaml")); err == nil {
+		t.Error("a kubeconfig was copied with the logs")
 	}
 }

@@ -43,6 +43,12 @@ func (l *Lab) State() (*lab.State, error) { return lab.ReadState(l.Cfg) }
 
 var _ lab.Provider = (*Lab)(nil)
 
+// CollectLogs copies the logs of the lab's processes and of its members' processes into dst.
+func (l *Lab) CollectLogs(_ context.Context, dst string) error {
+	return errors.Join(lab.CopyLogs(l.Cfg.LogDir(), filepath.Join(dst, "lab")),
+		lab.CopyLogs(filepath.Join(l.Cfg.KwokDir(), "clusters"), filepath.Join(dst, "members")))
+}
+
 // Running reports whether any process of the lab is alive.
 func (l *Lab) Running() bool {
 	for _, n := range l.Proc.Names() {
