@@ -21,28 +21,29 @@ import (
 	"github.com/karmada-failover/lab/e2e/framework"
 )
 
-// Fault is how a failover scenario makes the workload's cluster fail.
-type Fault string
+// Trigger is how a failover scenario makes the workload fail: through the Karmada API (a
+// taint, an image the member cannot pull) or with a fault of the lab (lab.Fault).
+type Trigger string
 
 const (
-	// FaultTaint: an operator taints the cluster NoExecute (cluster failover).
-	FaultTaint Fault = "taint"
-	// FaultStopCluster: the member's control plane stops (cluster failover
+	// TriggerTaint: an operator taints the cluster NoExecute (cluster failover).
+	TriggerTaint Trigger = "taint"
+	// TriggerStopCluster: the member's control plane stops (cluster failover
 	// through NotReady and the lab's ClusterTaintPolicy).
-	FaultStopCluster Fault = "stop-cluster"
-	// FaultPodsNotReady: the workload's pods stop being ready in the member
+	TriggerStopCluster Trigger = "stop-cluster"
+	// TriggerPodsNotReady: the workload's pods stop being ready in the member
 	// (application failover).
-	FaultPodsNotReady Fault = "pods-not-ready"
-	// FaultImagePull: an OverridePolicy replaces the workload's image registry
+	TriggerPodsNotReady Trigger = "pods-not-ready"
+	// TriggerImagePull: an OverridePolicy replaces the workload's image registry
 	// with "fake" in the member, as Karmada's own e2e suite does; the new pods
 	// cannot pull it (application failover). Works on both labs: kwok's stages
 	// in the hermetic lab, a kubelet in the kind lab.
-	FaultImagePull Fault = "image-pull"
+	TriggerImagePull Trigger = "image-pull"
 )
 
 // applicationFailure tells whether a fault makes the application fail (as
 // opposed to the cluster).
-func (f Fault) applicationFailure() bool { return f == FaultPodsNotReady || f == FaultImagePull }
+func (f Trigger) applicationFailure() bool { return f == TriggerPodsNotReady || f == TriggerImagePull }
 
 // The preserved state rule of the scenarios: the Deployment's replica count as
 // reported by the member, carried as a label to the destination.
@@ -53,8 +54,8 @@ type FailoverSpecInput struct {
 	E2EConfig      *framework.Config
 	Lab            *framework.Lab
 	ArtifactFolder string
-	// Fault decides the failover kind.
-	Fault Fault
+	// Trigger decides the failover kind.
+	Trigger Trigger
 	// Candidates are the clusters the policy may use (the first placement takes one).
 	Candidates []string
 	// PurgeMode of the failover (default Directly). Karmada deletes the old
@@ -83,17 +84,17 @@ func FailoverSpec(ctx context.Context, inputGetter func() FailoverSpecInput) {
 
 	BeforeEach(func(ctx SpecContext) {
 		input = inputGetter()
-		if input.Fault == FaultPodsNotReady {
+		if input.Trigger == TriggerPodsNotReady {
 			skipUnsupported(input.Lab, framework.FaultFailPods)
 		}
 		e = newSpecEnv(ctx, "failover", input.E2EConfig, input.Lab, input.ArtifactFolder)
 		Expect(len(input.Candidates)).To(BeNumerically(">=", 2), "Invalid argument. failover spec needs two candidate clusters")
-		e.timeline = framework.NewTimeline(fmt.Sprintf("Failover by %s, purge mode %s (%s)", input.Fault, purgeMode(input.PurgeMode), e.ns))
+		e.timeline = framework.NewTimeline(fmt.Sprintf("Failover by %s, purge mode %s (%s)", input.Trigger, purgeMode(input.PurgeMode), e.ns))
 	})
 
 	It("records the failover once, marks the destination only, and the workload is Available there", func(ctx SpecContext) {
 		reason := workv1alpha2.FailoverReason("ClusterFailure")
-		if input.Fault.applicationFailure() {
+		if input.Trigger.applicationFailure() {
 			reason = "ApplicationFailure"
 		}
 		// The preserved state is the source's status.replicas when Karmada
@@ -101,13 +102,13 @@ func FailoverSpec(ctx context.Context, inputGetter func() FailoverSpecInput) {
 		// cannot be pulled: the two old pods stay and the one surge pod
 		// (maxSurge 25%, rounded up) waits in ImagePullBackOff, so 3.
 		wantState := "2"
-		if input.Fault == FaultImagePull {
+		if input.Trigger == TriggerImagePull {
 			wantState = "3"
 		}
 		By("propagating a Deployment to one of " + strings.Join(input.Candidates, ", "))
 		e.deployWithPolicy(ctx, name, 2, framework.PolicyInput{
 			Clusters: input.Candidates, TolerationSeconds: 10,
-			ClusterFailover: !input.Fault.applicationFailure(), ApplicationFailover: input.Fault.applicationFailure(),
+			ClusterFailover: !input.Trigger.applicationFailure(), ApplicationFailover: input.Trigger.applicationFailure(),
 			StateRules: map[string]string{stateLabel: "{.replicas}"}, PurgeMode: input.PurgeMode,
 		})
 		placed := e.waitPlaced(ctx, name)
@@ -123,17 +124,17 @@ func FailoverSpec(ctx context.Context, inputGetter func() FailoverSpecInput) {
 		versions := e.watchDeploymentLabels(ctx, others, name)
 		handsOver := purgeMode(input.PurgeMode) == policyv1alpha1.PurgeModeDirectly
 
-		By(fmt.Sprintf("making %s fail by %s", source, input.Fault))
+		By(fmt.Sprintf("making %s fail by %s", source, input.Trigger))
 		e.timeline.Mark("failure injected on " + source)
-		switch input.Fault {
-		case FaultTaint:
+		switch input.Trigger {
+		case TriggerTaint:
 			e.taint(ctx, source, "lab.karmada.io/fault")
-		case FaultStopCluster:
+		case TriggerStopCluster:
 			Expect(input.Lab.Provider.StopCluster(ctx, source, false)).To(Succeed())
 			e.cleanups = append(e.cleanups, func(ctx context.Context) { _ = input.Lab.Provider.StartCluster(ctx, source) })
-		case FaultPodsNotReady:
+		case TriggerPodsNotReady:
 			Expect(failPods(ctx, input.Lab, source, e.ns, "app="+name, false)).To(Succeed())
-		case FaultImagePull:
+		case TriggerImagePull:
 			op := framework.NewUnpullableImagePolicy(e.ns, name, name, []string{source})
 			_, err := input.Lab.Karmada.Karmada().PolicyV1alpha1().OverridePolicies(e.ns).Create(ctx, op, metav1.CreateOptions{})
 			Expect(err).NotTo(HaveOccurred())
@@ -211,7 +212,7 @@ func FailoverSpec(ctx context.Context, inputGetter func() FailoverSpecInput) {
 			e.timeline.Mark("state withheld")
 		}
 		for _, m := range input.Lab.MemberNames() {
-			if m == dest || (m == source && input.Fault == FaultStopCluster) {
+			if m == dest || (m == source && input.Trigger == TriggerStopCluster) {
 				continue
 			}
 			labels, _ := e.memberMeta(ctx, m, name)
@@ -244,7 +245,7 @@ func FailoverSpec(ctx context.Context, inputGetter func() FailoverSpecInput) {
 			}).Should(Succeed())
 		}
 
-		if input.Fault == FaultStopCluster {
+		if input.Trigger == TriggerStopCluster {
 			By("starting " + source + " again: the old Deployment there is cleaned up")
 			Expect(input.Lab.Provider.StartCluster(ctx, source)).To(Succeed())
 			e.timeline.Mark(source + " started again")

@@ -31,9 +31,9 @@ type FlinkFailoverSpecInput struct {
 	E2EConfig      *framework.Config
 	Lab            *framework.Lab
 	ArtifactFolder string
-	// Fault: FaultStopCluster (cluster failover) or FaultFlinkStarved
+	// Trigger: TriggerStopCluster (cluster failover) or TriggerFlinkStarved
 	// (application failover: the job stays CREATED without task slots).
-	Fault      Fault
+	Trigger    Trigger
 	Candidates []string
 	// StaleUserSavepoint: once the job has checkpointed, the template gets
 	// spec.job.initialSavepointPath of one of those (older) checkpoints, as a
@@ -48,8 +48,8 @@ type FlinkFailoverSpecInput struct {
 	Recreate bool
 }
 
-// FaultFlinkStarved: the member's Flink jobs lose their task slots.
-const FaultFlinkStarved Fault = "flink-starved"
+// TriggerFlinkStarved: the member's Flink jobs lose their task slots.
+const TriggerFlinkStarved Trigger = "flink-starved"
 
 // FlinkFailoverSpec: a checkpointed Flink job (FlinkDeployment) runs on one
 // member with checkpoints on the lab's S3 store; the member (or its job) fails;
@@ -73,7 +73,7 @@ func FlinkFailoverSpec(ctx context.Context, inputGetter func() FlinkFailoverSpec
 		input = inputGetter()
 		skipWithoutFlinkRunner(input.Lab)
 		e = newSpecEnv(ctx, "flink", input.E2EConfig, input.Lab, input.ArtifactFolder)
-		e.timeline = framework.NewTimeline(fmt.Sprintf("Flink failover by %s (%s)", input.Fault, e.ns))
+		e.timeline = framework.NewTimeline(fmt.Sprintf("Flink failover by %s (%s)", input.Trigger, e.ns))
 	})
 
 	It("resumes the job on the destination from the old job's latest checkpoint with nothing lost", func(ctx SpecContext) {
@@ -142,11 +142,11 @@ func FlinkFailoverSpec(ctx context.Context, inputGetter func() FlinkFailoverSpec
 		}).Should(Succeed())
 		e.timeline.Mark(fmt.Sprintf("job %s RUNNING on %s, 3 checkpoints", old.JobID[:8], source))
 
-		By(fmt.Sprintf("failing %s by %s", source, input.Fault))
+		By(fmt.Sprintf("failing %s by %s", source, input.Trigger))
 		injected := time.Now()
 		e.timeline.Mark("failure injected on " + source)
-		switch input.Fault {
-		case FaultStopCluster:
+		switch input.Trigger {
+		case TriggerStopCluster:
 			Expect(input.Lab.Provider.StopCluster(ctx, source, false)).To(Succeed())
 			fenced := false
 			e.cleanups = append(e.cleanups, func(ctx context.Context) {
@@ -167,11 +167,11 @@ func FlinkFailoverSpec(ctx context.Context, inputGetter func() FlinkFailoverSpec
 			Expect(input.Lab.TaintCluster(ctx, source, framework.OutOfServiceTaintKey, "shutdown", false)).To(Succeed())
 			fenced = true
 			e.timeline.Mark(source + " out of service")
-		case FaultFlinkStarved:
+		case TriggerFlinkStarved:
 			Expect(input.Lab.Provider.StarveFlink(ctx, source, true)).To(Succeed())
 			e.cleanups = append(e.cleanups, func(ctx context.Context) { _ = input.Lab.Provider.StarveFlink(ctx, source, false) })
 		default:
-			Fail("unsupported fault " + string(input.Fault))
+			Fail("unsupported fault " + string(input.Trigger))
 		}
 
 		By("following the job to the destination")
@@ -241,7 +241,7 @@ func FlinkFailoverSpec(ctx context.Context, inputGetter func() FlinkFailoverSpec
 		Expect(report.Duplicated).To(BeZero(), "records committed more than once (%s): a restore from an older checkpoint, a fresh start or two writers", report)
 		Expect(report.Missing).To(BeZero(), "records never committed (%s)", report)
 		Expect(report.Overlaps()).To(BeEmpty(), "the state was handed over: the old job's writers stopped before the new job's started")
-		if input.Fault == FaultStopCluster {
+		if input.Trigger == TriggerStopCluster {
 			ready, err := input.Lab.ClusterReady(ctx, source)
 			Expect(err).NotTo(HaveOccurred())
 			Expect(ready).To(BeFalse(), "the failover completed while %s is still down (fenced, not waited for)", source)
@@ -256,12 +256,12 @@ func FlinkFailoverSpec(ctx context.Context, inputGetter func() FlinkFailoverSpec
 			dest, restored.RestoredID, old.JobID, latest)
 
 		detected := source + " NotReady"
-		if input.Fault == FaultFlinkStarved {
+		if input.Trigger == TriggerFlinkStarved {
 			detected = "FlinkDeployment Unhealthy on " + source
 		}
 		t := e.timeline
 		Expect(framework.AppendFlinkFailoverRecord(input.ArtifactFolder, framework.FlinkFailoverRecord{
-			Scenario: CurrentSpecReport().FullText(), Fault: string(input.Fault),
+			Scenario: CurrentSpecReport().FullText(), Fault: string(input.Trigger),
 			Detection:   t.Since("failure injected on "+source, detected),
 			Scheduled:   t.Since(detected, "scheduled to "+dest),
 			Applied:     t.Since("scheduled to "+dest, "FlinkDeployment applied on "+dest),

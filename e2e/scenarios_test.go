@@ -31,26 +31,26 @@ var _ = Describe("First placement", Label("smoke", "lab"), func() {
 
 var _ = Describe("Cluster failover by a NoExecute taint", Label("ci", "lab", "fault"), func() {
 	FailoverSpec(context.TODO(), func() FailoverSpecInput {
-		return FailoverSpecInput{E2EConfig: e2eConfig, Lab: lab, ArtifactFolder: artifacts, Fault: FaultTaint, Candidates: members(0, 1)}
+		return FailoverSpecInput{E2EConfig: e2eConfig, Lab: lab, ArtifactFolder: artifacts, Trigger: TriggerTaint, Candidates: members(0, 1)}
 	})
 })
 
 var _ = Describe("Cluster failover when the member cluster crashes", Label("lab", "fault", "crash", "slow"), func() {
 	FailoverSpec(context.TODO(), func() FailoverSpecInput {
-		return FailoverSpecInput{E2EConfig: e2eConfig, Lab: lab, ArtifactFolder: artifacts, Fault: FaultStopCluster, Candidates: members(1, 2),
+		return FailoverSpecInput{E2EConfig: e2eConfig, Lab: lab, ArtifactFolder: artifacts, Trigger: TriggerStopCluster, Candidates: members(1, 2),
 			PurgeMode: policyv1alpha1.PurgeModeGracefully}
 	})
 })
 
 var _ = Describe("Application failover when the pods stop being ready", Label("lab", "fault"), func() {
 	FailoverSpec(context.TODO(), func() FailoverSpecInput {
-		return FailoverSpecInput{E2EConfig: e2eConfig, Lab: lab, ArtifactFolder: artifacts, Fault: FaultPodsNotReady, Candidates: members(0, 2)}
+		return FailoverSpecInput{E2EConfig: e2eConfig, Lab: lab, ArtifactFolder: artifacts, Trigger: TriggerPodsNotReady, Candidates: members(0, 2)}
 	})
 })
 
 var _ = Describe("Application failover when the image cannot be pulled", Label("lab", "fault"), func() {
 	FailoverSpec(context.TODO(), func() FailoverSpecInput {
-		return FailoverSpecInput{E2EConfig: e2eConfig, Lab: lab, ArtifactFolder: artifacts, Fault: FaultImagePull, Candidates: members(1, 2)}
+		return FailoverSpecInput{E2EConfig: e2eConfig, Lab: lab, ArtifactFolder: artifacts, Trigger: TriggerImagePull, Candidates: members(1, 2)}
 	})
 })
 
@@ -68,7 +68,7 @@ var _ = Describe("Divided workload, its clusters fail", Label("lab", "fault"), f
 
 var _ = Describe("Cluster failover with purge mode Gracefully", Label("lab", "fault"), func() {
 	FailoverSpec(context.TODO(), func() FailoverSpecInput {
-		return FailoverSpecInput{E2EConfig: e2eConfig, Lab: lab, ArtifactFolder: artifacts, Fault: FaultTaint, Candidates: members(1, 2),
+		return FailoverSpecInput{E2EConfig: e2eConfig, Lab: lab, ArtifactFolder: artifacts, Trigger: TriggerTaint, Candidates: members(1, 2),
 			PurgeMode: policyv1alpha1.PurgeModeGracefully}
 	})
 })
@@ -76,7 +76,7 @@ var _ = Describe("Cluster failover with purge mode Gracefully", Label("lab", "fa
 // Purge mode Never exists for application failover only (Karmada's validation).
 var _ = Describe("Application failover with purge mode Never", Label("lab", "fault"), func() {
 	FailoverSpec(context.TODO(), func() FailoverSpecInput {
-		return FailoverSpecInput{E2EConfig: e2eConfig, Lab: lab, ArtifactFolder: artifacts, Fault: FaultPodsNotReady, Candidates: members(0, 2),
+		return FailoverSpecInput{E2EConfig: e2eConfig, Lab: lab, ArtifactFolder: artifacts, Trigger: TriggerPodsNotReady, Candidates: members(0, 2),
 			PurgeMode: policyv1alpha1.Never}
 	})
 })
@@ -119,7 +119,7 @@ var _ = Describe("Cluster-scoped resource (ClusterResourceBinding)", Label("lab"
 
 var _ = Describe("Flink cluster failover: the member crashes", Label("ci", "lab", "fault", "crash", "flink", "slow"), func() {
 	FlinkFailoverSpec(context.TODO(), func() FlinkFailoverSpecInput {
-		return FlinkFailoverSpecInput{E2EConfig: e2eConfig, Lab: lab, ArtifactFolder: artifacts, Fault: FaultStopCluster, Candidates: members(0, 1)}
+		return FlinkFailoverSpecInput{E2EConfig: e2eConfig, Lab: lab, ArtifactFolder: artifacts, Trigger: TriggerStopCluster, Candidates: members(0, 1)}
 	})
 })
 
@@ -167,7 +167,7 @@ var _ = Describe("Flink job while the link to its member flaps, purge mode Direc
 
 var _ = Describe("Flink application failover: the job loses its task slots, then its FlinkDeployment is re-created", Label("lab", "fault", "flink", "slow"), func() {
 	FlinkFailoverSpec(context.TODO(), func() FlinkFailoverSpecInput {
-		return FlinkFailoverSpecInput{E2EConfig: e2eConfig, Lab: lab, ArtifactFolder: artifacts, Fault: FaultFlinkStarved, Candidates: members(1, 2),
+		return FlinkFailoverSpecInput{E2EConfig: e2eConfig, Lab: lab, ArtifactFolder: artifacts, Trigger: TriggerFlinkStarved, Candidates: members(1, 2),
 			Recreate: true}
 	})
 })
@@ -180,7 +180,7 @@ var _ = Describe("Flink failover A → B → C where the job never becomes healt
 
 var _ = Describe("Flink application failover with a stale initialSavepointPath in the template", Label("lab", "fault", "flink", "slow"), func() {
 	FlinkFailoverSpec(context.TODO(), func() FlinkFailoverSpecInput {
-		return FlinkFailoverSpecInput{E2EConfig: e2eConfig, Lab: lab, ArtifactFolder: artifacts, Fault: FaultFlinkStarved, Candidates: members(1, 2),
+		return FlinkFailoverSpecInput{E2EConfig: e2eConfig, Lab: lab, ArtifactFolder: artifacts, Trigger: TriggerFlinkStarved, Candidates: members(1, 2),
 			StaleUserSavepoint: true}
 	})
 })
