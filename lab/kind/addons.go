@@ -1,7 +1,6 @@
 package kind
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
 	"embed"
@@ -13,7 +12,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"text/template"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -22,6 +20,7 @@ import (
 	s3types "github.com/aws/aws-sdk-go-v2/service/s3/types"
 
 	"github.com/karmada-failover/lab/lab"
+	"github.com/karmada-failover/lab/lab/internal/manifest"
 	"github.com/karmada-failover/lab/lab/internal/poll"
 )
 
@@ -58,7 +57,7 @@ func (l *Lab) s3Credentials() (*S3Credentials, error) {
 
 // render renders manifests/<tmpl> with data into the lab folder's manifests/<out>
 // and returns its path (mode 0600: some carry the lab's S3 credentials).
-func (l *Lab) render(tmpl, out string, data any) (string, error) {
+func (l *Lab) render(tmpl, out string, data map[string]any) (string, error) {
 	b, err := RenderManifest(tmpl, data)
 	if err != nil {
 		return "", err
@@ -70,21 +69,14 @@ func (l *Lab) render(tmpl, out string, data any) (string, error) {
 	return path, os.WriteFile(path, b, 0o600)
 }
 
-// RenderManifest renders manifests/<name>; a missing key is an error.
-func RenderManifest(name string, data any) ([]byte, error) {
+// RenderManifest renders manifests/<name>: each {{Key}} is replaced by data[Key]; a
+// placeholder without a value, or a value without a placeholder, is an error.
+func RenderManifest(name string, data map[string]any) ([]byte, error) {
 	src, err := Manifests.ReadFile("manifests/" + name)
 	if err != nil {
 		return nil, err
 	}
-	t, err := template.New(name).Option("missingkey=error").Parse(string(src))
-	if err != nil {
-		return nil, err
-	}
-	var buf bytes.Buffer
-	if err := t.Execute(&buf, data); err != nil {
-		return nil, err
-	}
-	return buf.Bytes(), nil
+	return manifest.Render("lab/kind/manifests/"+name, src, manifest.Values(data)...)
 }
 
 func (l *Lab) kubectlOn(ctx context.Context, cluster string, args ...string) (string, error) {
@@ -255,15 +247,8 @@ func (l *Lab) installRestore(ctx context.Context) error {
 		default:
 			src, old, repl = "mutatingwebhookconfiguration-kind.yaml", "{{caBundle}}", strings.TrimSpace(caB64)
 		}
-		b, err := os.ReadFile(filepath.Join(l.Cfg.Root, "restore", "deploy", src))
-		if err != nil {
-			return err
-		}
-		if !bytes.Contains(b, []byte(old)) {
-			return fmt.Errorf("restore/deploy/%s has no %s placeholder", src, old)
-		}
 		out := filepath.Join(l.Cfg.ManifestDir(), strings.TrimSuffix(src, ".yaml")+"-"+m+".yaml")
-		if err := os.WriteFile(out, bytes.ReplaceAll(b, []byte(old), []byte(repl)), 0o644); err != nil {
+		if err := manifest.RenderFile(filepath.Join(l.Cfg.Root, "restore", "deploy", src), out, 0o644, old, repl); err != nil {
 			return err
 		}
 		if _, err := l.kubectlOn(ctx, m, "apply", "--server-side", "-f", out); err != nil {

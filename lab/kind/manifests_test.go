@@ -22,7 +22,7 @@ func renderedManifests(t *testing.T, cfg *config.Config) map[string][]byte {
 	t.Helper()
 	creds := &S3Credentials{AccessKey: "failover-lab", SecretKey: "0123456789abcdef"}
 	out := map[string][]byte{}
-	render := func(name string, data any) {
+	render := func(name string, data map[string]any) {
 		b, err := RenderManifest(name, data)
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)

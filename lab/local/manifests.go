@@ -8,6 +8,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+
+	"github.com/karmada-failover/lab/lab/internal/manifest"
 )
 
 // kubectl runs the lab's own kubectl (built at the lab's Kubernetes version)
@@ -32,21 +34,9 @@ func (l *Lab) kubectlWith(ctx context.Context, kubeconfig, context string, args 
 	return nil
 }
 
-// render copies src to dst replacing each old with new.
+// render copies src to dst replacing each old with new (see manifest.Render).
 func render(src, dst string, replacements ...string) error {
-	b, err := os.ReadFile(src)
-	if err != nil {
-		return err
-	}
-	s := strings.NewReplacer(replacements...).Replace(string(b))
-	if strings.Contains(s, "{{") {
-		i := strings.Index(s, "{{")
-		return fmt.Errorf("%s: placeholder left after rendering: %.40s", src, s[i:])
-	}
-	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
-		return err
-	}
-	return os.WriteFile(dst, []byte(s), 0o644)
+	return manifest.RenderFile(src, dst, 0o644, replacements...)
 }
 
 // installCRDs installs upstream's CRDs from the tree matching the binaries
