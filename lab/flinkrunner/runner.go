@@ -28,6 +28,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/karmada-failover/lab/lab/internal/logtail"
+	"github.com/karmada-failover/lab/lab/internal/proc"
 	"github.com/karmada-failover/lab/restore/checkpoint"
 )
 
@@ -85,7 +86,7 @@ type run struct {
 	fingerprint   string
 	launch        *Launch
 	port          int
-	proc          *process
+	proc          *proc.Attached
 	cancel        context.CancelFunc
 	monitorDone   chan struct{}
 
@@ -237,8 +238,8 @@ func (r *Runner) Processes() []ProcessInfo {
 		rn.mu.Lock()
 		st := rn.tracker.Current()
 		rn.mu.Unlock()
-		out = append(out, ProcessInfo{Key: rn.key, PID: rn.proc.pid, RestPort: rn.port, JobID: st.JobID,
-			JobState: st.JobState, JM: st.JobManagerDeploymentStatus, Log: rn.proc.logPath, Exited: rn.proc.exited()})
+		out = append(out, ProcessInfo{Key: rn.key, PID: rn.proc.PID, RestPort: rn.port, JobID: st.JobID,
+			JobState: st.JobState, JM: st.JobManagerDeploymentStatus, Log: rn.proc.LogPath, Exited: rn.proc.Exited()})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Key < out[j].Key })
 	return out
@@ -364,11 +365,11 @@ func (r *Runner) startRun(ctx context.Context, d *Deployment) error {
 		klog.InfoS("Note", "key", d.Key(), "note", n)
 	}
 	logPath, _ := filepath.Abs(filepath.Join(r.opts.LogDir, d.Namespace+"_"+d.Name+".log"))
-	p, err := startProcess(l.Argv, r.opts.Env, logPath)
+	p, err := proc.StartAttached(l.Argv, r.opts.Env, logPath)
 	if err != nil {
 		return fail(fmt.Errorf("starting flink process: %w", err))
 	}
-	klog.InfoS("Started Flink process", "key", d.Key(), "pid", p.pid, "restPort", port, "jobId", l.JobID,
+	klog.InfoS("Started Flink process", "key", d.Key(), "pid", p.PID, "restPort", port, "jobId", l.JobID,
 		"jar", l.Jar, "savepointPath", l.SavepointPath, "log", logPath)
 	tm := int64(1)
 	if r.opts.Launch.TaskSlots != nil && *r.opts.Launch.TaskSlots == 0 {
@@ -379,7 +380,7 @@ func (r *Runner) startRun(ctx context.Context, d *Deployment) error {
 		JobID: l.JobID, JobState: JobReconciling, UpgradeSavepointPath: l.SavepointPath,
 		ObservedGeneration: d.Generation, ReconciliationState: "DEPLOYED",
 		ReconciliationTimestamp: time.Now().UnixMilli(), LastReconciledSpec: d.SpecJSON,
-		TaskManagerReplicas: tm, RestURL: "http://127.0.0.1:" + strconv.Itoa(port), Log: logPath, PID: p.pid,
+		TaskManagerReplicas: tm, RestURL: "http://127.0.0.1:" + strconv.Itoa(port), Log: logPath, PID: p.PID,
 	}
 	runCtx, cancel := context.WithCancel(context.Background())
 	rn := &run{key: d.Key(), ns: d.Namespace, name: d.Name, uid: d.UID, fingerprint: d.Fingerprint(), launch: l, port: port,
@@ -425,15 +426,15 @@ func (r *Runner) monitor(ctx context.Context, rn *run) {
 		select {
 		case <-ctx.Done():
 			return
-		case <-rn.proc.done:
+		case <-rn.proc.Done():
 			msg := fmt.Sprintf("Flink process %d exited (%s); last lines of %s:\n%s",
-				rn.proc.pid, exitText(rn.proc.err), rn.proc.logPath, logtail.File(rn.proc.logPath, 15))
-			klog.InfoS("Flink process exited", "key", rn.key, "pid", rn.proc.pid, "err", exitText(rn.proc.err))
+				rn.proc.PID, rn.proc.ExitText(), rn.proc.LogPath, logtail.File(rn.proc.LogPath, 15))
+			klog.InfoS("Flink process exited", "key", rn.key, "pid", rn.proc.PID, "err", rn.proc.ExitText())
 			observe(Observation{Exited: true, ExitMsg: msg})
 			return
 		case <-tick.C:
 			jobs, err := FetchOverview(ctx, client, base)
-			if rn.proc.exited() {
+			if rn.proc.Exited() {
 				continue // reported by the done case
 			}
 			observe(Observation{RestErr: err, Jobs: jobs})
@@ -491,9 +492,9 @@ func (r *Runner) stop(rn *run, why string) {
 	rn.cancel()
 	<-rn.monitorDone
 	start := time.Now()
-	killed := rn.proc.stop(r.opts.StopGrace)
+	killed := rn.proc.Stop(r.opts.StopGrace)
 	r.ports.Release(rn.port)
-	klog.InfoS("Stopped Flink process", "key", rn.key, "pid", rn.proc.pid, "reason", why,
+	klog.InfoS("Stopped Flink process", "key", rn.key, "pid", rn.proc.PID, "reason", why,
 		"took", time.Since(start).Round(time.Millisecond).String(), "sigkill", killed)
 }
 
@@ -521,7 +522,7 @@ func (r *Runner) PID(key string) (int, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if rn := r.runs[key]; rn != nil {
-		return rn.proc.pid, nil
+		return rn.proc.PID, nil
 	}
 	return 0, errNoProcess
 }

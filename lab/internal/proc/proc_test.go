@@ -129,3 +129,31 @@ func TestWaitReadyFailsWhenTheProcessNeverAnswers(t *testing.T) {
 }
 
 func itoa(i int) string { return strconv.Itoa(i) }
+
+// An attached process is stopped with SIGTERM, and with SIGKILL when it ignores it.
+func TestAttachedStop(t *testing.T) {
+	dir := t.TempDir()
+	p, err := StartAttached([]string{"/bin/sh", "-c", "echo attached-started; trap '' TERM; while :; do sleep 1; done"}, nil, filepath.Join(dir, "a.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(200 * time.Millisecond)
+	if p.Exited() || p.ExitText() != "running" {
+		t.Fatalf("exited at once: %s", p.ExitText())
+	}
+	if killed := p.Stop(300 * time.Millisecond); !killed || !p.Exited() {
+		t.Fatalf("a process ignoring SIGTERM: killed %t, exited %t", killed, p.Exited())
+	}
+	b, _ := os.ReadFile(filepath.Join(dir, "a.log"))
+	if !strings.Contains(string(b), "attached-started") || !strings.Contains(string(b), "exited: signal: killed") {
+		t.Errorf("log %q", b)
+	}
+	q, err := StartAttached([]string{"/bin/sh", "-c", "exit 3"}, nil, filepath.Join(dir, "b.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-q.Done()
+	if q.ExitText() != "exit status 3" || q.Stop(time.Second) {
+		t.Errorf("an exited process: %s", q.ExitText())
+	}
+}
