@@ -212,7 +212,7 @@ func (l *Lab) installRestore(ctx context.Context) error {
 		return err
 	}
 	for _, m := range l.members() {
-		f, err := l.render("restore-webhook.yaml", "restore-webhook-"+m+".yaml", map[string]any{"Image": l.RestoreWebhookImage(),
+		f, err := l.render("restore-webhook.yaml", "restore-webhook-"+m+".yaml", map[string]any{"Image": l.RestoreWebhookImage(), "Port": l.Cfg.Ports.RestoreWebhook,
 			"Member": m, "AccessKey": creds.AccessKey, "SecretKey": creds.SecretKey})
 		if err != nil {
 			return err

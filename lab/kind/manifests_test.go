@@ -31,7 +31,7 @@ func renderedManifests(t *testing.T, cfg *config.Config) map[string][]byte {
 	}
 	render("minio.yaml", map[string]any{"Image": MinIOImage, "NodePort": MinIONodePort, "HostPort": S3Port, "AccessKey": creds.AccessKey, "SecretKey": creds.SecretKey})
 	render("checkpoint-store-member.yaml", map[string]any{"HostIP": "172.18.0.2", "NodePort": MinIONodePort})
-	render("restore-webhook.yaml", map[string]any{"Image": "failover-lab/flink-restore-webhook:lab-patched", "Member": "member1", "AccessKey": creds.AccessKey, "SecretKey": creds.SecretKey})
+	render("restore-webhook.yaml", map[string]any{"Image": "failover-lab/flink-restore-webhook:lab-patched", "Port": cfg.Ports.RestoreWebhook, "Member": "member1", "AccessKey": creds.AccessKey, "SecretKey": creds.SecretKey})
 	render("flink-demo.yaml", FlinkDemoData("failover-lab/flink-job:lab-patched", []string{"member1", "member2", "member3"}, creds))
 	b, err := Manifests.ReadFile("manifests/flink-operator-values.yaml")
 	if err != nil {
