@@ -116,9 +116,6 @@ func (l *Lab) members() []string {
 
 func (l *Lab) writeState(st *lab.State) error { return lab.WriteState(l.Cfg, st) }
 
-// ReadState reads lab.json of a kind lab.
-func ReadState(cfg *config.Config) (*lab.State, error) { return lab.ReadState(cfg) }
-
 // Name is the provider: the kind lab.
 func (l *Lab) Name() config.Provider { return config.ProviderKind }
 
@@ -269,7 +266,7 @@ func (l *Lab) Down(ctx context.Context, out io.Writer) error {
 			return err
 		}
 	}
-	if st, err := ReadState(l.Cfg); err == nil {
+	if st, err := l.State(); err == nil {
 		st.Ready = false
 		return l.writeState(st)
 	}

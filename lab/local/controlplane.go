@@ -17,7 +17,6 @@ import (
 
 	"github.com/karmada-failover/lab/lab/config"
 	"github.com/karmada-failover/lab/lab/internal/pki"
-	"github.com/karmada-failover/lab/lab/internal/poll"
 	"github.com/karmada-failover/lab/lab/internal/proc"
 )
 
@@ -135,9 +134,4 @@ func (l *Lab) caBundle() (string, error) {
 		return "", err
 	}
 	return base64.StdEncoding.EncodeToString(b), nil
-}
-
-// waitFor polls cond every interval until it returns true, an error, or timeout.
-func waitFor(ctx context.Context, timeout, interval time.Duration, what string, cond func(context.Context) (bool, error)) error {
-	return poll.Until(ctx, timeout, interval, what, cond)
 }

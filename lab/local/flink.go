@@ -56,14 +56,9 @@ func (l *Lab) FlinkDisabledReason() string {
 
 func runnerName(member string) string { return "flink-runner-" + member }
 
-// flinkCRD is the FlinkDeployment CRD the lab installs: LAB_FLINK_CRD (the
-// operator's own), or the lab's stand-in.
-func (l *Lab) flinkCRD() string {
-	if l.Cfg.FlinkCRD != "" {
-		return l.Cfg.FlinkCRD
-	}
-	return filepath.Join(l.Cfg.Root, "lab", "manifests", "flink", "flinkdeployment-crd.yaml")
-}
+// flinkCRD is the FlinkDeployment CRD the lab installs (LAB_FLINK_CRD, by default the lab's
+// stand-in; see config.Load).
+func (l *Lab) flinkCRD() string { return l.Cfg.FlinkCRD }
 
 // RestoreWebhookBinary is the flink-restore-webhook the lab builds (make lab-cli).
 func (l *Lab) restoreWebhookBinary() string {

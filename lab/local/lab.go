@@ -23,12 +23,10 @@ import (
 	"github.com/karmada-failover/lab/lab/config"
 	"github.com/karmada-failover/lab/lab/internal/kubeconfig"
 	"github.com/karmada-failover/lab/lab/internal/pki"
+	"github.com/karmada-failover/lab/lab/internal/poll"
 	"github.com/karmada-failover/lab/lab/internal/proc"
 	"github.com/karmada-failover/lab/lab/internal/steps"
 )
-
-// ReadState reads the record of the hermetic lab in cfg.Dir (see lab.ReadState).
-func ReadState(cfg *config.Config) (*lab.State, error) { return lab.ReadState(cfg) }
 
 func (l *Lab) writeState(s *lab.State) error { return lab.WriteState(l.Cfg, s) }
 
@@ -74,7 +72,7 @@ func (l *Lab) Up(ctx context.Context, o lab.UpOptions) error {
 		out = io.Discard
 	}
 	if l.Running() {
-		if st, err := ReadState(l.Cfg); err == nil && st.Ready {
+		if st, err := l.State(); err == nil && st.Ready {
 			return lab.ErrAlreadyUp
 		}
 		return fmt.Errorf("a partial lab is running in %s; run `make lab-down` first", l.Cfg.Dir)
@@ -241,7 +239,7 @@ func (l *Lab) waitClustersReady(ctx context.Context, names []string, timeout tim
 	if err != nil {
 		return err
 	}
-	return waitFor(ctx, timeout, 500*time.Millisecond, "clusters "+strings.Join(names, ", ")+" Ready", func(ctx context.Context) (bool, error) {
+	return poll.Until(ctx, timeout, 500*time.Millisecond, "clusters "+strings.Join(names, ", ")+" Ready", func(ctx context.Context) (bool, error) {
 		for _, n := range names {
 			c, err := kc.ClusterV1alpha1().Clusters().Get(ctx, n, metav1.GetOptions{})
 			if err != nil {

@@ -27,6 +27,7 @@ import (
 	"github.com/karmada-failover/lab/lab/internal/kubeconfig"
 	"github.com/karmada-failover/lab/lab/internal/logtail"
 	"github.com/karmada-failover/lab/lab/internal/pki"
+	"github.com/karmada-failover/lab/lab/internal/poll"
 	"github.com/karmada-failover/lab/lab/internal/proc"
 )
 
@@ -268,7 +269,7 @@ func (l *Lab) waitMemberAPI(ctx context.Context, name string, timeout time.Durat
 	if err != nil {
 		return err
 	}
-	err = waitFor(ctx, timeout, 250*time.Millisecond, name+" kube-apiserver /readyz", func(ctx context.Context) (bool, error) {
+	err = poll.Until(ctx, timeout, 250*time.Millisecond, name+" kube-apiserver /readyz", func(ctx context.Context) (bool, error) {
 		_, err := cs.Discovery().RESTClient().Get().AbsPath("/readyz").DoRaw(ctx)
 		return err == nil, err
 	})
@@ -309,7 +310,7 @@ func (l *Lab) createNodes(ctx context.Context, member string) error {
 			return fmt.Errorf("creating node %s in %s: %w", node.Name, member, err)
 		}
 	}
-	return waitFor(ctx, 60*time.Second, 250*time.Millisecond, member+" nodes Ready", func(ctx context.Context) (bool, error) {
+	return poll.Until(ctx, 60*time.Second, 250*time.Millisecond, member+" nodes Ready", func(ctx context.Context) (bool, error) {
 		nodes, err := cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: "type=kwok"})
 		if err != nil {
 			return false, err
@@ -357,7 +358,7 @@ func (l *Lab) waitNodesManaged(ctx context.Context, name string, since time.Time
 	}
 	// Lease renew times have microsecond precision; allow for clock rounding.
 	since = since.Add(-time.Second)
-	return waitFor(ctx, 5*time.Minute, 500*time.Millisecond, name+" nodes managed by kwok again (Leases renewed)", func(ctx context.Context) (bool, error) {
+	return poll.Until(ctx, 5*time.Minute, 500*time.Millisecond, name+" nodes managed by kwok again (Leases renewed)", func(ctx context.Context) (bool, error) {
 		leases, err := cs.CoordinationV1().Leases("kube-node-lease").List(ctx, metav1.ListOptions{})
 		if err != nil {
 			return false, nil

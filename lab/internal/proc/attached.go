@@ -42,11 +42,7 @@ func StartAttached(argv, env []string, logPath string) (*Attached, error) {
 	p := &Attached{PID: cmd.Process.Pid, LogPath: logPath, done: make(chan struct{})}
 	go func() {
 		p.err = cmd.Wait()
-		how := "exit status 0"
-		if p.err != nil {
-			how = p.err.Error()
-		}
-		fmt.Fprintf(logf, "=== %s process %d exited: %s\n", time.Now().UTC().Format(time.RFC3339), p.PID, how)
+		fmt.Fprintf(logf, "=== %s process %d exited: %s\n", time.Now().UTC().Format(time.RFC3339), p.PID, exitText(p.err))
 		logf.Close()
 		close(p.done)
 	}()
@@ -71,10 +67,14 @@ func (p *Attached) ExitText() string {
 	if !p.Exited() {
 		return "running"
 	}
-	if p.err == nil {
+	return exitText(p.err)
+}
+
+func exitText(err error) string {
+	if err == nil {
 		return "exit status 0"
 	}
-	return p.err.Error()
+	return err.Error()
 }
 
 // Stop sends SIGTERM to the process, waits up to grace, then sends SIGKILL and waits for it
