@@ -394,27 +394,7 @@ var memberComponents = []string{"etcd", "kube-apiserver", "kube-controller-manag
 
 // processAlive reports whether pid is a live process whose executable is one
 // of the member's components (guards against recycled PIDs).
-func processAlive(pid int) bool {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return false
-	}
-	// state is the field after the parenthesised command name.
-	if i := bytes.LastIndexByte(b, ')'); i > 0 && i+2 < len(b) && (b[i+2] == 'Z' || b[i+2] == 'X') {
-		return false
-	}
-	exe, err := os.Readlink(fmt.Sprintf("/proc/%d/exe", pid))
-	if err != nil {
-		return false
-	}
-	base := filepath.Base(strings.TrimSuffix(exe, " (deleted)"))
-	for _, c := range append(memberComponents, "kwok") {
-		if base == c {
-			return true
-		}
-	}
-	return false
-}
+func processAlive(pid int) bool { return proc.Alive(pid, append(memberComponents, "kwok")...) }
 
 // ensureMemberStopped waits for the member's processes to exit after kwokctl
 // signalled them and kills any that outlive grace, by the PIDs kwokctl recorded.

@@ -15,6 +15,8 @@ import (
 // process group (a Ctrl-C in the starter's terminal reaches only the starter, which then
 // stops it) and SIGKILL when the starter dies (Pdeathsig), so a starter that is killed takes
 // its processes down with it, as a crashing node does: no final checkpoint, no clean shutdown.
+// Pdeathsig is Linux's; elsewhere (macOS) a watchdog shell polls the starter every second and
+// kills the process group when the starter is gone (startWatchdog).
 type Attached struct {
 	PID     int
 	LogPath string
@@ -33,11 +35,20 @@ func StartAttached(argv, env []string, logPath string) (*Attached, error) {
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.Env = append(os.Environ(), env...)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	cmd.SysProcAttr = attachedSysProcAttr()
 	if err := cmd.Start(); err != nil {
 		fmt.Fprintf(logf, "=== start failed: %v\n", err)
 		logf.Close()
 		return nil, err
+	}
+	if !pdeathsig {
+		if err := startWatchdog(os.Getpid(), cmd.Process.Pid); err != nil {
+			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+			_ = cmd.Wait()
+			fmt.Fprintf(logf, "=== watchdog failed: %v\n", err)
+			logf.Close()
+			return nil, fmt.Errorf("starting the watchdog of %s: %w", argv[0], err)
+		}
 	}
 	p := &Attached{PID: cmd.Process.Pid, LogPath: logPath, done: make(chan struct{})}
 	go func() {
@@ -97,4 +108,20 @@ func (p *Attached) Stop(grace time.Duration) (killed bool) {
 	case <-time.After(10 * time.Second):
 	}
 	return true
+}
+
+// startWatchdog starts a shell, in a session of its own, that polls every
+// second whether starter and the process group child both live, and kills the
+// group with SIGKILL when the starter is gone first: Pdeathsig where the system
+// has none. It exits by itself when child does.
+func startWatchdog(starter, child int) error {
+	script := fmt.Sprintf(`while kill -0 %[1]d 2>/dev/null && kill -0 %[2]d 2>/dev/null; do sleep 1; done
+kill -0 %[2]d 2>/dev/null && kill -KILL -%[2]d`, starter, child)
+	cmd := exec.Command("/bin/sh", "-c", script)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	go func() { _ = cmd.Wait() }() // reaped while the starter lives; init's after
+	return nil
 }

@@ -5,7 +5,6 @@
 package proc
 
 import (
-	"bytes"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
@@ -113,27 +112,41 @@ func (m *Manager) readPID(name string) (int, string, error) {
 
 // alive reports whether pid runs path (zombies count as dead).
 func alive(pid int, path string) bool {
-	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
+	info, ok := Inspect(pid)
+	if !ok || info.Zombie {
 		return false
 	}
-	if i := bytes.LastIndexByte(stat, ')'); i > 0 && i+2 < len(stat) && stat[i+2] == 'Z' {
-		return false
-	}
-	if path == "" {
+	if path == "" || info.Argv0 == "" {
+		// Right after fork, while the kernel replaces the image, the command
+		// line reads empty: the process exists and is not a zombie, so it is ours.
 		return true
 	}
-	cmdline, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
-	if err != nil {
+	return info.Argv0 == path || filepath.Base(info.Argv0) == filepath.Base(path)
+}
+
+// Info is what the system reports of a process (Inspect).
+type Info struct {
+	Zombie bool   // exited, not reaped yet
+	Argv0  string // first word of its command line ("" while it execs)
+	Exe    string // path of its executable ("" when the system does not say)
+}
+
+// Alive reports whether pid is a live (not zombie) process whose executable's
+// or argv[0]'s base name is one of names: a PID recorded by another program
+// (kwokctl) is checked before it is signalled, so a recycled PID is never killed.
+func Alive(pid int, names ...string) bool {
+	info, ok := Inspect(pid)
+	if !ok || info.Zombie {
 		return false
 	}
-	if len(cmdline) == 0 {
-		// Right after fork, while the kernel replaces the image, cmdline reads
-		// empty: the process exists and is not a zombie, so it is ours.
-		return true
+	for _, n := range names {
+		for _, p := range []string{info.Exe, info.Argv0} {
+			if p != "" && filepath.Base(strings.TrimSuffix(p, " (deleted)")) == n {
+				return true
+			}
+		}
 	}
-	argv0 := string(bytes.SplitN(cmdline, []byte{0}, 2)[0])
-	return argv0 == path || filepath.Base(argv0) == filepath.Base(path)
+	return false
 }
 
 // Names lists the processes that have a PID file.

@@ -157,3 +157,57 @@ func TestAttachedStop(t *testing.T) {
 		t.Errorf("an exited process: %s", q.ExitText())
 	}
 }
+
+// The watchdog that stands in for Pdeathsig where there is none kills the
+// attached process group once its starter is gone.
+func TestWatchdogKillsTheGroupWhenTheStarterDies(t *testing.T) {
+	starter := exec.Command(sleepBin(t), "30")
+	if err := starter.Start(); err != nil {
+		t.Fatal(err)
+	}
+	child := exec.Command(sleepBin(t), "30")
+	child.SysProcAttr = attachedSysProcAttrForTest()
+	if err := child.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- child.Wait() }()
+	if err := startWatchdog(starter.Process.Pid, child.Process.Pid); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-done:
+		t.Fatal("the child died while its starter lives")
+	case <-time.After(1500 * time.Millisecond):
+	}
+	_ = starter.Process.Kill()
+	_ = starter.Wait()
+	select {
+	case err := <-done:
+		if err == nil || !strings.Contains(err.Error(), "killed") {
+			t.Errorf("child ended with %v, want killed", err)
+		}
+	case <-time.After(5 * time.Second):
+		_ = child.Process.Kill()
+		t.Fatal("the child outlived its starter by 5 s")
+	}
+}
+
+func TestAliveByName(t *testing.T) {
+	p := exec.Command(sleepBin(t), "30")
+	if err := p.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = p.Process.Kill(); _ = p.Wait() }()
+	if !Alive(p.Process.Pid, "kube-apiserver", "sleep") {
+		t.Error("a live sleep is not Alive as sleep")
+	}
+	if Alive(p.Process.Pid, "kube-apiserver", "etcd") {
+		t.Error("a recycled PID (sleep) taken for a member component")
+	}
+	_ = p.Process.Kill()
+	_ = p.Wait()
+	if Alive(p.Process.Pid, "sleep") {
+		t.Error("a reaped process is Alive")
+	}
+}
