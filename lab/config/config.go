@@ -75,8 +75,10 @@ type Config struct {
 	// Restore is how the kind lab's members restore a failed-over FlinkDeployment:
 	// webhook (default) or kyverno (LAB_RESTORE).
 	Restore string
-	// FlinkCRD is the FlinkDeployment CRD the hermetic lab installs (LAB_FLINK_CRD; default
-	// the lab's own, lab/manifests/flink/flinkdeployment-crd.yaml).
+	// FlinkCRD is the FlinkDeployment CRD the hermetic lab installs (LAB_FLINK_CRD). ""
+	// means the default: flink-kubernetes-operator's CRD as Karmada's tree ships it for its
+	// own e2e tests (test/e2e/suites/base/manifest/flinkdeployments.flink.apache.org-v1.yaml
+	// of the lab's Karmada source), with the operator's full schema.
 	FlinkCRD string
 }
 
@@ -267,7 +269,7 @@ func LoadProvider(root string, provider Provider) (*Config, error) {
 	if c.Restore != "webhook" && c.Restore != "kyverno" {
 		return nil, fmt.Errorf("LAB_RESTORE=%q: want webhook (default) or kyverno", c.Restore)
 	}
-	c.FlinkCRD = env("LAB_FLINK_CRD", filepath.Join(root, "lab", "manifests", "flink", "flinkdeployment-crd.yaml"))
+	c.FlinkCRD = env("LAB_FLINK_CRD", "")
 	var err error
 	if c.Members, err = envInt("LAB_MEMBERS", 3, 1, 20); err != nil {
 		return nil, err

@@ -56,9 +56,20 @@ func (l *Lab) FlinkDisabledReason() string {
 
 func runnerName(member string) string { return "flink-runner-" + member }
 
-// flinkCRD is the FlinkDeployment CRD the lab installs (LAB_FLINK_CRD, by default the lab's
-// stand-in; see config.Load).
-func (l *Lab) flinkCRD() string { return l.Cfg.FlinkCRD }
+// flinkCRD is the FlinkDeployment CRD the lab installs: LAB_FLINK_CRD, by default the
+// operator's CRD from the lab's Karmada tree (Karmada's e2e tests install the same file).
+// Its structural schema makes the API servers refuse what the operator's CRD refuses: a
+// misspelt field under kubectl's strict field validation, a value outside an enum.
+func (l *Lab) flinkCRD() string {
+	if l.Cfg.FlinkCRD != "" {
+		return l.Cfg.FlinkCRD
+	}
+	return filepath.Join(l.sourceTree(), filepath.FromSlash(FlinkCRDInKarmada))
+}
+
+// FlinkCRDInKarmada is where Karmada's tree keeps flink-kubernetes-operator's
+// FlinkDeployment CRD.
+const FlinkCRDInKarmada = "test/e2e/suites/base/manifest/flinkdeployments.flink.apache.org-v1.yaml"
 
 // RestoreWebhookBinary is the flink-restore-webhook the lab builds (make lab-cli).
 func (l *Lab) restoreWebhookBinary() string {

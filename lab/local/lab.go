@@ -83,6 +83,11 @@ func (l *Lab) Up(ctx context.Context, o lab.UpOptions) error {
 	if _, err := os.Stat(filepath.Join(l.sourceTree(), "charts", "karmada", "_crds")); err != nil {
 		return fmt.Errorf("no Karmada tree at %s for the CRDs and manifests; run `make build` (or `make build-upstream` for LAB_KARMADA=upstream)", l.sourceTree())
 	}
+	if l.FlinkEnabled() {
+		if _, err := os.Stat(l.flinkCRD()); err != nil {
+			return fmt.Errorf("the FlinkDeployment CRD (LAB_FLINK_CRD): %w", err)
+		}
+	}
 	var busy []string
 	for port, user := range l.Cfg.Ports.All(l.Cfg.Members) {
 		if !proc.PortFree(config.Host, port) {
