@@ -15,14 +15,20 @@ import (
 	"sync/atomic"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/dynamic/dynamicinformer"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/kubernetes/scheme"
+	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/client-go/tools/record"
 	"k8s.io/client-go/util/retry"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
@@ -77,6 +83,9 @@ type Runner struct {
 	mu      sync.Mutex
 	runs    map[string]*run
 	written map[string]Status // last status written per key
+
+	events   record.EventBroadcaster
+	recorder record.EventRecorder // events on FlinkDeployments, as the operator's
 }
 
 // run is one Flink process of one FlinkDeployment.
@@ -84,11 +93,14 @@ type run struct {
 	key, ns, name string
 	uid           string // a recreated object (same name) gets a new process
 	fingerprint   string
-	launch        *Launch
-	port          int
-	proc          *proc.Attached
-	cancel        context.CancelFunc
-	monitorDone   chan struct{}
+	// firstDeployment: this process is the object's first deployment
+	// (lastReconciledSpec's resource_metadata.firstDeployment).
+	firstDeployment bool
+	launch          *Launch
+	port            int
+	proc            *proc.Attached
+	cancel          context.CancelFunc
+	monitorDone     chan struct{}
 
 	mu      sync.Mutex // guards tracker and orders this run's status writes
 	tracker *Tracker
@@ -139,13 +151,21 @@ func New(cfg *rest.Config, opts Options) (*Runner, error) {
 	if err != nil {
 		return nil, err
 	}
+	kube, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	events := record.NewBroadcaster()
+	events.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: kube.CoreV1().Events(metav1.NamespaceAll)})
 	r := &Runner{
-		opts:    opts,
-		client:  client,
-		ports:   NewPortAllocator(opts.PortLo, opts.PortHi),
-		queue:   workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[string]()),
-		runs:    map[string]*run{},
-		written: map[string]Status{},
+		opts:     opts,
+		client:   client,
+		ports:    NewPortAllocator(opts.PortLo, opts.PortHi),
+		queue:    workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[string]()),
+		runs:     map[string]*run{},
+		written:  map[string]Status{},
+		events:   events,
+		recorder: events.NewRecorder(scheme.Scheme, corev1.EventSource{Component: "flink-runner"}),
 	}
 	factory := dynamicinformer.NewFilteredDynamicSharedInformerFactory(client, opts.Resync, metav1.NamespaceAll, nil)
 	r.informer = factory.ForResource(GVR).Informer()
@@ -198,6 +218,7 @@ func (r *Runner) Run(ctx context.Context) error {
 	<-workerDone
 	stopInformer()
 	r.stopAll()
+	r.events.Shutdown() // flushes the events recorded so far
 	if srv != nil {
 		shutCtx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		_ = srv.Shutdown(shutCtx)
@@ -279,25 +300,47 @@ func (r *Runner) reconcile(ctx context.Context, key string) error {
 		return fmt.Errorf("unexpected object %T", obj)
 	}
 	d, err := ParseDeployment(u)
-	if err != nil {
-		r.stopRun(key, "invalid spec")
-		return r.writeStatus(ctx, u.GetNamespace(), u.GetName(), Status{
-			JobManagerDeploymentStatus: JMMissing, LifecycleState: LifecycleFailed, TaskManagerReplicas: -1,
-			Error: "invalid FlinkDeployment spec: " + err.Error(), ObservedGeneration: u.GetGeneration(),
-		})
+	if err == nil {
+		err = d.Validate(r.opts.Launch.DefaultJar, r.fileExists)
 	}
-	if d.Job == nil {
-		r.stopRun(key, "spec.job removed")
-		return nil // session cluster: not handled
+	if err != nil {
+		// As the operator's validator: nothing is deployed (a running job of
+		// an earlier spec is stopped here: the runner cannot run this one), the
+		// status carries the error, and a Warning event says why.
+		msg := "invalid FlinkDeployment spec: " + err.Error()
+		r.event(u, corev1.EventTypeWarning, ReasonValidationError, msg)
+		r.mu.Lock()
+		cur := r.runs[key]
+		r.mu.Unlock()
+		if cur != nil && cur.uid == string(u.GetUID()) {
+			// As the operator: a job deployed from the last valid spec keeps
+			// running; the status carries the error until the spec is valid.
+			cur.mu.Lock()
+			defer cur.mu.Unlock()
+			return r.writeStatus(ctx, u.GetNamespace(), u.GetName(), cur.tracker.SetValidationError(msg))
+		}
+		// Nothing deployed: nothing starts. The deployed job's id, restore
+		// path and spec stay in the status, so a valid spec later resumes it.
+		st := Status{
+			JobManagerDeploymentStatus: JMMissing, LifecycleState: LifecycleFailed, TaskManagerReplicas: -1,
+			Error: msg, ObservedGeneration: u.GetGeneration(),
+		}
+		st.JobID, _, _ = unstructured.NestedString(u.Object, "status", "jobStatus", "jobId")
+		st.UpgradeSavepointPath, _, _ = unstructured.NestedString(u.Object, "status", "jobStatus", "upgradeSavepointPath")
+		if last, _, _ := unstructured.NestedString(u.Object, "status", "reconciliationStatus", "lastReconciledSpec"); last != "" {
+			st.ReconciliationState, st.LastReconciledSpec = "DEPLOYED", last
+		}
+		return r.writeStatus(ctx, u.GetNamespace(), u.GetName(), st)
 	}
 	if d.Suspended() {
 		r.stopRun(key, "suspended")
 		st := Status{
 			JobManagerDeploymentStatus: JMMissing, LifecycleState: LifecycleSuspended, JobState: JobSuspended,
-			ObservedGeneration: d.Generation, ReconciliationState: "DEPLOYED", LastReconciledSpec: d.SpecJSON,
+			ObservedGeneration: d.Generation, ReconciliationState: "DEPLOYED", LastReconciledSpec: d.ReconciledSpec(false),
 			ReconciliationTimestamp: time.Now().UnixMilli(), TaskManagerReplicas: 0,
 		}
 		st.JobID, _, _ = unstructured.NestedString(u.Object, "status", "jobStatus", "jobId")
+		st.UpgradeSavepointPath = d.DeployedRestorePath
 		st.JobName, _, _ = unstructured.NestedString(u.Object, "status", "jobStatus", "jobName")
 		return r.writeStatus(ctx, d.Namespace, d.Name, st)
 	}
@@ -317,10 +360,11 @@ func (r *Runner) reconcile(ctx context.Context, key string) error {
 		// updates observedGeneration for ignored changes too).
 		cur.mu.Lock()
 		defer cur.mu.Unlock()
-		if cur.tracker.Current().ObservedGeneration == d.Generation {
+		cleared := cur.tracker.ClearValidationError()
+		if !cleared && cur.tracker.Current().ObservedGeneration == d.Generation {
 			return nil
 		}
-		return r.writeStatus(ctx, d.Namespace, d.Name, cur.tracker.SetGeneration(d.Generation, d.SpecJSON))
+		return r.writeStatus(ctx, d.Namespace, d.Name, cur.tracker.SetGeneration(d.Generation, d.ReconciledSpec(cur.firstDeployment)))
 	}
 	if cur != nil {
 		r.stopRun(key, "spec changed")
@@ -340,24 +384,29 @@ func (r *Runner) startRun(ctx context.Context, d *Deployment) error {
 		r.ports.Release(port)
 		_ = r.writeStatus(ctx, d.Namespace, d.Name, Status{
 			JobManagerDeploymentStatus: JMError, LifecycleState: LifecycleFailed, JobState: JobReconciling,
-			Error: err.Error(), ObservedGeneration: d.Generation, ReconciliationState: "DEPLOYED",
-			LastReconciledSpec: d.SpecJSON, TaskManagerReplicas: -1,
+			Error: err.Error(), ObservedGeneration: d.Generation, TaskManagerReplicas: -1,
+			// Keep what identifies the deployed job, so the retry resumes it.
+			JobID: d.DeployedJobID, UpgradeSavepointPath: d.DeployedRestorePath,
+			ReconciliationState: reconciliationState(d.ReconciledSpecRaw), LastReconciledSpec: d.ReconciledSpecRaw,
 		})
 		return err
 	}
-	var lastState string
-	if d.DeployedJobID != "" && r.opts.LastState != nil {
-		// Deployed before: the job's own state, never a fresh start nor
-		// initialSavepointPath again. A store that cannot be read fails the
-		// deployment (retried) rather than starting without the state.
+	plan := d.Plan()
+	restore := plan.RestorePath
+	if plan.ResumeJob != "" && r.opts.LastState != nil {
+		// The job's own state, never a fresh start nor initialSavepointPath
+		// again. A store that cannot be read fails the deployment (retried)
+		// rather than starting without the state.
 		dir := CheckpointDir(r.opts.Launch, d)
 		if dir == "" {
-			klog.InfoS("No checkpoint directory: the job starts without its last state", "key", d.Key(), "jobId", d.DeployedJobID)
-		} else if lastState, err = r.opts.LastState(ctx, dir, d.DeployedJobID); err != nil {
-			return fail(fmt.Errorf("reading the last state of job %s under %s: %w", d.DeployedJobID, dir, err))
+			klog.InfoS("No checkpoint directory: the job starts without its last state", "key", d.Key(), "jobId", plan.ResumeJob)
+		} else if last, err := r.opts.LastState(ctx, dir, plan.ResumeJob); err != nil {
+			return fail(fmt.Errorf("reading the last state of job %s under %s: %w", plan.ResumeJob, dir, err))
+		} else if last != "" {
+			restore = last
 		}
 	}
-	l, err := BuildLaunch(r.opts.Launch, d, port, d.ReconciledJobID, lastState)
+	l, err := BuildLaunch(r.opts.Launch, d, port, plan.JobID, restore)
 	if err != nil {
 		return fail(err)
 	}
@@ -369,8 +418,13 @@ func (r *Runner) startRun(ctx context.Context, d *Deployment) error {
 	if err != nil {
 		return fail(fmt.Errorf("starting flink process: %w", err))
 	}
-	klog.InfoS("Started Flink process", "key", d.Key(), "pid", p.PID, "restPort", port, "jobId", l.JobID,
+	klog.InfoS("Started Flink process", "key", d.Key(), "plan", plan.Kind, "pid", p.PID, "restPort", port, "jobId", l.JobID,
 		"jar", l.Jar, "savepointPath", l.SavepointPath, "log", logPath)
+	from := "empty state"
+	if l.SavepointPath != "" {
+		from = l.SavepointPath
+	}
+	r.eventf(d, corev1.EventTypeNormal, ReasonSubmit, "Starting deployment (%s): job %s from %s", plan.Kind, l.JobID, from)
 	tm := int64(1)
 	if r.opts.Launch.TaskSlots != nil && *r.opts.Launch.TaskSlots == 0 {
 		tm = 0
@@ -379,11 +433,11 @@ func (r *Runner) startRun(ctx context.Context, d *Deployment) error {
 		JobManagerDeploymentStatus: JMDeploying, LifecycleState: LifecycleDeployed,
 		JobID: l.JobID, JobState: JobReconciling, UpgradeSavepointPath: l.SavepointPath,
 		ObservedGeneration: d.Generation, ReconciliationState: "DEPLOYED",
-		ReconciliationTimestamp: time.Now().UnixMilli(), LastReconciledSpec: d.SpecJSON,
+		ReconciliationTimestamp: time.Now().UnixMilli(), LastReconciledSpec: d.ReconciledSpec(plan.Kind == PlanFirst),
 		TaskManagerReplicas: tm, RestURL: "http://127.0.0.1:" + strconv.Itoa(port), Log: logPath, PID: p.PID,
 	}
 	runCtx, cancel := context.WithCancel(context.Background())
-	rn := &run{key: d.Key(), ns: d.Namespace, name: d.Name, uid: d.UID, fingerprint: d.Fingerprint(), launch: l, port: port,
+	rn := &run{key: d.Key(), ns: d.Namespace, name: d.Name, uid: d.UID, fingerprint: d.Fingerprint(), firstDeployment: plan.Kind == PlanFirst, launch: l, port: port,
 		proc: p, cancel: cancel, monitorDone: make(chan struct{}), tracker: NewTracker(launched)}
 	r.mu.Lock()
 	r.runs[rn.key] = rn
@@ -525,4 +579,41 @@ func (r *Runner) PID(key string) (int, error) {
 		return rn.proc.PID, nil
 	}
 	return 0, errNoProcess
+}
+
+func reconciliationState(lastReconciledSpec string) string {
+	if lastReconciledSpec == "" {
+		return ""
+	}
+	return "DEPLOYED"
+}
+
+// Event reasons, as the operator's (EventRecorder.Reason).
+const (
+	ReasonValidationError = "ValidationError"
+	ReasonSubmit          = "Submit"
+)
+
+// event records an event on the FlinkDeployment obj in its member cluster.
+func (r *Runner) event(obj *unstructured.Unstructured, eventType, reason, message string) {
+	if r.recorder != nil {
+		r.recorder.Event(obj, eventType, reason, message)
+	}
+}
+
+func (r *Runner) eventf(d *Deployment, eventType, reason, format string, args ...interface{}) {
+	if r.recorder == nil {
+		return
+	}
+	ref := &corev1.ObjectReference{APIVersion: GVR.GroupVersion().String(), Kind: Kind,
+		Namespace: d.Namespace, Name: d.Name, UID: types.UID(d.UID)}
+	r.recorder.Eventf(ref, eventType, reason, format, args...)
+}
+
+func (r *Runner) fileExists(p string) bool {
+	if r.opts.Launch.FileExists != nil {
+		return r.opts.Launch.FileExists(p)
+	}
+	st, err := os.Stat(p)
+	return err == nil && !st.IsDir()
 }

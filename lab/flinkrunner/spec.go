@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"path"
 	"sort"
 	"strconv"
 	"strings"
@@ -18,6 +19,9 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
+
+// Kind is the FlinkDeployment kind.
+const Kind = "FlinkDeployment"
 
 // GVR is the FlinkDeployment resource served by flink-kubernetes-operator's CRD.
 var GVR = schema.GroupVersionResource{Group: "flink.apache.org", Version: "v1beta1", Resource: "flinkdeployments"}
@@ -44,6 +48,10 @@ const (
 
 	StateRunning   = "running"
 	StateSuspended = "suspended"
+
+	UpgradeLastState = "last-state"
+	UpgradeSavepoint = "savepoint"
+	UpgradeStateless = "stateless"
 )
 
 // JavaAddOpens are the Java 17 flags Flink 1.20 needs (same list as
@@ -85,17 +93,27 @@ type Deployment struct {
 	FlinkConfiguration map[string]string
 	RestartNonce       *int64
 	Job                *JobSpec // nil: session cluster, not handled
-	// SpecJSON is the raw spec, recorded as reconciliationStatus.lastReconciledSpec.
+	// SpecJSON is the raw spec; reconciliationStatus.lastReconciledSpec records
+	// it in the operator's form (see ReconciledSpec).
 	SpecJSON string
-	// ReconciledJobID is status.jobStatus.jobId when status.reconciliationStatus.lastReconciledSpec
-	// equals SpecJSON: the job this runner (or an earlier run of it) deployed for the same
-	// spec. A restart of the runner, like a JobManager failover under the operator, keeps
-	// that job ID, so the checkpoints stay under <checkpoint dir>/<jobId>/.
-	ReconciledJobID string
-	// DeployedJobID is status.jobStatus.jobId whatever spec it was deployed
-	// for: the job whose state a restart of the runner or a spec change
-	// resumes from (last state). "" on an object that was never deployed.
+	// DeployedJobID is status.jobStatus.jobId: the job deployed for this object
+	// (by this process or an earlier run of the runner), whatever spec it was
+	// deployed for. "" on an object never deployed: its next deployment is the
+	// first one.
 	DeployedJobID string
+	// DeployedRestorePath is status.jobStatus.upgradeSavepointPath: the
+	// snapshot the deployed job was started from. With HA, Flink keeps it in
+	// the job's checkpoint store until the job completes a checkpoint of its
+	// own, so a recovery before that restores it again.
+	DeployedRestorePath string
+	// SpecReconciled: the spec is the one last reconciled (deployed), so a new
+	// process is a recovery of the same job, not an upgrade.
+	SpecReconciled bool
+	// ReconciledRedeployNonce is spec.job.savepointRedeployNonce of the last
+	// reconciled spec.
+	ReconciledRedeployNonce *int64
+	// ReconciledSpecRaw is status.reconciliationStatus.lastReconciledSpec as read.
+	ReconciledSpecRaw string
 }
 
 // Key is namespace/name.
@@ -138,9 +156,8 @@ func ParseDeployment(u *unstructured.Unstructured) (*Deployment, error) {
 		d.SpecJSON = string(b)
 	}
 	d.DeployedJobID, _, _ = unstructured.NestedString(u.Object, "status", "jobStatus", "jobId")
-	if last, _, _ := unstructured.NestedString(u.Object, "status", "reconciliationStatus", "lastReconciledSpec"); last != "" && last == d.SpecJSON {
-		d.ReconciledJobID = d.DeployedJobID
-	}
+	d.DeployedRestorePath, _, _ = unstructured.NestedString(u.Object, "status", "jobStatus", "upgradeSavepointPath")
+	d.ReconciledSpecRaw, _, _ = unstructured.NestedString(u.Object, "status", "reconciliationStatus", "lastReconciledSpec")
 	d.FlinkConfiguration = map[string]string{}
 	if fc, ok := spec["flinkConfiguration"]; ok && fc != nil {
 		m, ok := fc.(map[string]interface{})
@@ -220,7 +237,164 @@ func ParseDeployment(u *unstructured.Unstructured) (*Deployment, error) {
 		j.State = StateRunning
 	}
 	d.Job = j
+	if d.ReconciledSpecRaw != "" {
+		// Reconciled means no change that redeploys the job: fields the
+		// operator ignores in its spec diff (upgradeMode, initialSavepointPath,
+		// ...) may differ.
+		if lastSpec, ok := parseReconciledSpec(d.ReconciledSpecRaw); ok {
+			if last, err := ParseDeployment(&unstructured.Unstructured{Object: map[string]interface{}{"spec": lastSpec}}); err == nil && last.Job != nil {
+				d.SpecReconciled = last.Fingerprint() == d.Fingerprint()
+				d.ReconciledRedeployNonce = last.Job.SavepointRedeployNonce
+			}
+		}
+	}
 	return d, nil
+}
+
+// parseReconciledSpec reads reconciliationStatus.lastReconciledSpec: the
+// operator's form, {"spec": {...}, "resource_metadata": {...}}, or a bare spec
+// (written by earlier versions of the runner).
+func parseReconciledSpec(s string) (map[string]interface{}, bool) {
+	var m map[string]interface{}
+	if err := json.Unmarshal([]byte(s), &m); err != nil {
+		return nil, false
+	}
+	if spec, ok := m["spec"].(map[string]interface{}); ok {
+		if _, meta := m["resource_metadata"]; meta {
+			return spec, true
+		}
+	}
+	return m, true
+}
+
+// ReconciledSpec is reconciliationStatus.lastReconciledSpec as the operator
+// writes it: the spec with the metadata it was reconciled at
+// (SpecUtils.writeSpecWithMeta).
+func (d *Deployment) ReconciledSpec(firstDeployment bool) string {
+	var spec map[string]interface{}
+	if err := json.Unmarshal([]byte(d.SpecJSON), &spec); err != nil || spec == nil {
+		spec = map[string]interface{}{}
+	}
+	b, _ := json.Marshal(map[string]interface{}{
+		"spec": spec,
+		"resource_metadata": map[string]interface{}{
+			"apiVersion":      GVR.GroupVersion().String(),
+			"metadata":        map[string]interface{}{"generation": d.Generation},
+			"firstDeployment": firstDeployment,
+		},
+	})
+	return string(b)
+}
+
+// Plan kinds: why a Flink process is started, by the operator's rules.
+const (
+	// PlanFirst: the object was never deployed: initialSavepointPath, whatever
+	// the upgradeMode (AbstractFlinkResourceReconciler on first deployment).
+	PlanFirst = "first deployment"
+	// PlanRecover: the spec is the one deployed; the process is gone (runner
+	// restarted, member back after a crash). Under the operator the JobManager
+	// pod comes back and, with HA, recovers the same job from its latest
+	// completed checkpoint: same job id, and Flink numbers the next checkpoint
+	// after the one it restored, so the job's directory holds one sequence.
+	PlanRecover = "recovery"
+	// PlanLastState: spec change with upgradeMode last-state: same job id, its
+	// latest completed checkpoint (HA metadata).
+	PlanLastState = "last-state upgrade"
+	// PlanSavepoint: spec change with upgradeMode savepoint: a new job id, from
+	// the state of the job it replaces. The operator takes a savepoint first;
+	// the runner takes none and uses that job's latest completed checkpoint.
+	PlanSavepoint = "savepoint upgrade"
+	// PlanStateless: spec change with upgradeMode stateless (the operator's
+	// default): a new job id, empty state.
+	PlanStateless = "stateless upgrade"
+	// PlanRedeploy: savepointRedeployNonce changed: a new job id, from
+	// initialSavepointPath (empty state when it is unset).
+	PlanRedeploy = "savepoint redeploy"
+)
+
+// Plan is how the runner deploys a FlinkDeployment's job.
+type Plan struct {
+	Kind string
+	// JobID is the job id of the new process; "" draws a new one. The operator
+	// rotates the id on every deployment but a last-state one
+	// (ApplicationReconciler.setJobIdIfNecessary); a job id pinned in
+	// flinkConfiguration ($internal.pipeline.job-id) wins either way.
+	JobID string
+	// ResumeJob is the job whose latest completed checkpoint the process
+	// restores ("" none); RestorePath is restored when ResumeJob is "" or has
+	// completed no checkpoint.
+	ResumeJob   string
+	RestorePath string
+}
+
+// Plan decides how the next process of d starts.
+func (d *Deployment) Plan() Plan {
+	j := d.Job
+	switch {
+	case d.DeployedJobID == "":
+		return Plan{Kind: PlanFirst, RestorePath: j.InitialSavepointPath}
+	case d.SpecReconciled:
+		return Plan{Kind: PlanRecover, JobID: d.DeployedJobID, ResumeJob: d.DeployedJobID, RestorePath: d.DeployedRestorePath}
+	case !sameNonce(j.SavepointRedeployNonce, d.ReconciledRedeployNonce):
+		return Plan{Kind: PlanRedeploy, RestorePath: j.InitialSavepointPath}
+	}
+	switch j.UpgradeMode {
+	case UpgradeLastState:
+		return Plan{Kind: PlanLastState, JobID: d.DeployedJobID, ResumeJob: d.DeployedJobID, RestorePath: d.DeployedRestorePath}
+	case UpgradeSavepoint:
+		return Plan{Kind: PlanSavepoint, ResumeJob: d.DeployedJobID, RestorePath: d.DeployedRestorePath}
+	}
+	return Plan{Kind: PlanStateless}
+}
+
+func sameNonce(a, b *int64) bool {
+	if a == nil || b == nil {
+		return a == nil && b == nil
+	}
+	return *a == *b
+}
+
+// Validate refuses what the runner cannot run as the operator would, with the
+// reason the object's status and a Warning event report: a session cluster (no
+// spec.job), an entry class other than the lab job's, a jar it cannot reach.
+// defaultJar is the runner's --default-jar; a jarURI naming a file that only
+// exists in the job image (local:///opt/flink/usrlib/<name>) runs that jar
+// when its file name is the default jar's.
+func (d *Deployment) Validate(defaultJar string, exists func(string) bool) error {
+	if d.Job == nil {
+		return fmt.Errorf("spec.job is not set: session clusters are not supported by the lab's FlinkDeployment runner (it runs application deployments only)")
+	}
+	if e := d.Job.EntryClass; e != "" && e != LabEntryClass {
+		return fmt.Errorf("spec.job.entryClass %s is not supported by the lab's FlinkDeployment runner: it runs the lab job %s only", e, LabEntryClass)
+	}
+	if _, err := d.jar(defaultJar, exists); err != nil {
+		return err
+	}
+	return nil
+}
+
+// jar is the local jar that runs spec.job.jarURI: the file itself when it is
+// on this host, the default jar for an empty jarURI or an image path with the
+// default jar's file name.
+func (d *Deployment) jar(defaultJar string, exists func(string) bool) (string, error) {
+	uri := d.Job.JarURI
+	if uri == "" {
+		if defaultJar == "" {
+			return "", fmt.Errorf("spec.job.jarURI is not set and the runner has no --default-jar")
+		}
+		return defaultJar, nil
+	}
+	p, ok := LocalJarPath(uri)
+	if !ok {
+		return "", fmt.Errorf("spec.job.jarURI %s is not supported by the lab's FlinkDeployment runner: it runs local jars (local://, file:// or an absolute path), it does not fetch remote ones", uri)
+	}
+	if exists(p) {
+		return p, nil
+	}
+	if defaultJar != "" && path.Base(p) == path.Base(defaultJar) {
+		return defaultJar, nil
+	}
+	return "", fmt.Errorf("spec.job.jarURI %s: no such file on this host, and its name is not the lab job's jar (%s)", uri, path.Base(defaultJar))
 }
 
 // flatten turns nested flinkConfiguration objects into dotted Flink keys.
@@ -357,40 +531,21 @@ func CheckpointDir(cfg LaunchConfig, d *Deployment) string {
 // Precedence: runner --flink-conf < spec.flinkConfiguration < values derived
 // from spec.job and the runner (rest.*, parallelism, restore path, slots, job id).
 //
-// lastState is the latest completed checkpoint of jobID when the runner starts
-// again a job it (or an earlier run of it) had deployed for the same spec: the
-// job resumes from its own state, as a JobManager failover under the operator
-// does, and initialSavepointPath is not read again (the operator honours it on
-// the first deployment only). "" means the first deployment of the spec, or a
-// job that had completed no checkpoint: then initialSavepointPath applies.
-func BuildLaunch(cfg LaunchConfig, d *Deployment, restPort int, jobID, lastState string) (*Launch, error) {
-	if d.Job == nil {
-		return nil, fmt.Errorf("%s: spec.job is not set (session clusters are not supported)", d.Key())
-	}
+// jobID is the job id of the process ("" draws a new one) and restorePath the
+// snapshot it restores ("" = empty state): both come from d.Plan and, for a
+// resumed job, its latest completed checkpoint (Runner.startRun).
+func BuildLaunch(cfg LaunchConfig, d *Deployment, restPort int, jobID, restorePath string) (*Launch, error) {
 	exists := cfg.FileExists
 	if exists == nil {
 		exists = func(p string) bool { st, err := os.Stat(p); return err == nil && !st.IsDir() }
 	}
+	if err := d.Validate(cfg.DefaultJar, exists); err != nil {
+		return nil, err
+	}
 	l := &Launch{Conf: map[string]string{}, JobArgs: append([]string(nil), d.Job.Args...)}
-
-	// Jar.
-	switch p, ok := LocalJarPath(d.Job.JarURI); {
-	case ok && exists(p):
-		l.Jar = p
-	case ok:
-		l.Jar = cfg.DefaultJar
-		l.Notes = append(l.Notes, fmt.Sprintf("jarURI %s does not exist on this host; using the default jar %s", d.Job.JarURI, cfg.DefaultJar))
-	default:
-		l.Jar = cfg.DefaultJar
-		if d.Job.JarURI != "" {
-			l.Notes = append(l.Notes, fmt.Sprintf("jarURI %s is not a local path; using the default jar %s", d.Job.JarURI, cfg.DefaultJar))
-		}
-	}
-	if l.Jar == "" {
-		return nil, fmt.Errorf("%s: no jar: jarURI %q is not a local file and --default-jar is not set", d.Key(), d.Job.JarURI)
-	}
-	if d.Job.EntryClass != "" && d.Job.EntryClass != LabEntryClass {
-		l.Notes = append(l.Notes, fmt.Sprintf("entryClass %s ignored: LocalRunner always runs %s", d.Job.EntryClass, LabEntryClass))
+	l.Jar, _ = d.jar(cfg.DefaultJar, exists)
+	if p, ok := LocalJarPath(d.Job.JarURI); ok && p != l.Jar {
+		l.Notes = append(l.Notes, fmt.Sprintf("jarURI %s is a path in the job image; running the lab's copy of that jar, %s", d.Job.JarURI, l.Jar))
 	}
 
 	// Configuration.
@@ -408,23 +563,13 @@ func BuildLaunch(cfg LaunchConfig, d *Deployment, restPort int, jobID, lastState
 	if d.Job.Parallelism != nil && *d.Job.Parallelism > 0 {
 		l.Conf[KeyParallelism] = strconv.FormatInt(*d.Job.Parallelism, 10)
 	}
-	// The operator removes any user-set restore path and sets it only from
-	// initialSavepointPath (first deploy / savepoint redeploy) in savepoint or
-	// last-state mode.
+	// The operator removes any user-set restore path and sets only the one
+	// its deployment restores (ApplicationReconciler.deploy).
 	delete(l.Conf, KeySavepointPath)
 	delete(l.Conf, KeyStateRecoveryPath)
-	if lastState != "" {
-		l.Conf[KeySavepointPath] = lastState
-		l.SavepointPath = lastState
-		l.Notes = append(l.Notes, fmt.Sprintf("job %s resumes from its own latest checkpoint %s (last state); initialSavepointPath is read on the first deployment only", jobID, lastState))
-	} else if sp := d.Job.InitialSavepointPath; sp != "" {
-		switch d.Job.UpgradeMode {
-		case "savepoint", "last-state":
-			l.Conf[KeySavepointPath] = sp
-			l.SavepointPath = sp
-		default:
-			l.Notes = append(l.Notes, fmt.Sprintf("initialSavepointPath ignored: upgradeMode %q is not savepoint or last-state", d.Job.UpgradeMode))
-		}
+	if restorePath != "" {
+		l.Conf[KeySavepointPath] = restorePath
+		l.SavepointPath = restorePath
 	}
 	if d.Job.AllowNonRestoredState != nil {
 		delete(l.Conf, KeyIgnoreUnclaimedNew)

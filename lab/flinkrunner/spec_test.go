@@ -123,6 +123,7 @@ func TestBuildLaunch(t *testing.T) {
 		name     string
 		cfg      LaunchConfig
 		edit     func(string) string
+		restore  string
 		want     want
 		wantArgs []string
 	}{{
@@ -147,42 +148,36 @@ func TestBuildLaunch(t *testing.T) {
 		edit: func(m string) string { return strings.Replace(m, "local:///opt/lab/job.jar", "/srv/flink/job.jar", 1) },
 		want: want{jar: "/srv/flink/job.jar", jobID: "fixedid"},
 	}, {
-		name: "remote jar -> default jar",
+		name: "jar of the job image -> the lab's copy of that jar",
 		cfg:  base,
 		edit: func(m string) string {
-			return strings.Replace(m, "local:///opt/lab/job.jar", "https://repo/job.jar", 1)
+			return strings.Replace(m, "local:///opt/lab/job.jar", "local:///opt/flink/usrlib/default.jar", 1)
 		},
 		want: want{jar: "/default.jar", jobID: "fixedid", notes: 1},
 	}, {
-		name: "missing local jar -> default jar",
+		name: "no jarURI -> default jar",
 		cfg:  base,
-		edit: func(m string) string { return strings.Replace(m, "local:///opt/lab/job.jar", "local:///nope.jar", 1) },
-		want: want{jar: "/default.jar", jobID: "fixedid", notes: 1},
+		edit: func(m string) string { return strings.Replace(m, "    jarURI: local:///opt/lab/job.jar\n", "", 1) },
+		want: want{jar: "/default.jar", jobID: "fixedid"},
 	}, {
-		name: "initialSavepointPath with savepoint mode; user restore path stripped",
+		name: "restore path of the plan; allowNonRestoredState; user restore path stripped",
 		cfg:  base,
 		edit: func(m string) string {
-			m = strings.Replace(m, "upgradeMode: savepoint", "upgradeMode: savepoint\n    initialSavepointPath: file:///ck/abc/chk-7\n    allowNonRestoredState: true", 1)
+			m = strings.Replace(m, "upgradeMode: savepoint", "upgradeMode: savepoint\n    allowNonRestoredState: true", 1)
 			return strings.Replace(m, "num-retained: 3", "num-retained: 3\n    execution.state-recovery.path: file:///user", 1)
 		},
+		restore: "file:///ck/abc/chk-7",
 		want: want{jar: "/opt/lab/job.jar", jobID: "fixedid", savepoint: "file:///ck/abc/chk-7", conf: map[string]string{
 			KeySavepointPath: "file:///ck/abc/chk-7", KeyIgnoreUnclaimed: "true",
 		}, absent: []string{KeyStateRecoveryPath}},
 	}, {
-		name: "initialSavepointPath with last-state mode",
-		cfg:  base,
-		edit: func(m string) string {
-			return strings.Replace(m, "upgradeMode: savepoint", "upgradeMode: last-state\n    initialSavepointPath: file:///ck/chk-1", 1)
-		},
-		want: want{jar: "/opt/lab/job.jar", jobID: "fixedid", savepoint: "file:///ck/chk-1", conf: map[string]string{KeySavepointPath: "file:///ck/chk-1"}},
-	}, {
-		name: "initialSavepointPath ignored when stateless; user restore path stripped",
+		name: "no restore path: empty state, user restore path stripped",
 		cfg:  base,
 		edit: func(m string) string {
 			m = strings.Replace(m, "upgradeMode: savepoint", "upgradeMode: stateless\n    initialSavepointPath: file:///ck/chk-1", 1)
 			return strings.Replace(m, "num-retained: 3", "num-retained: 3\n    execution.savepoint.path: file:///user", 1)
 		},
-		want: want{jar: "/opt/lab/job.jar", jobID: "fixedid", notes: 1, absent: []string{KeySavepointPath}},
+		want: want{jar: "/opt/lab/job.jar", jobID: "fixedid", absent: []string{KeySavepointPath}},
 	}, {
 		name: "0 task slots: no TaskManager + adaptive scheduler, wins over spec",
 		cfg:  func() LaunchConfig { c := base; c.TaskSlots = &zero; return c }(),
@@ -195,13 +190,12 @@ func TestBuildLaunch(t *testing.T) {
 		cfg:  func() LaunchConfig { c := base; c.TaskSlots = &two; return c }(),
 		want: want{jar: "/opt/lab/job.jar", jobID: "fixedid", conf: map[string]string{KeyTaskSlots: "2"}, absent: []string{KeyScheduler}},
 	}, {
-		name: "user-pinned job id kept; foreign entryClass noted; rest.port from spec overridden",
+		name: "user-pinned job id kept; rest.port from spec overridden",
 		cfg:  base,
 		edit: func(m string) string {
-			m = strings.Replace(m, "num-retained: 3", "num-retained: 3\n    $internal.pipeline.job-id: 00000000000000000000000000000abc\n    rest.port: \"8081\"", 1)
-			return strings.Replace(m, "io.karmadafailover.lab.flink.FailoverLabJob", "org.example.Other", 1)
+			return strings.Replace(m, "num-retained: 3", "num-retained: 3\n    $internal.pipeline.job-id: 00000000000000000000000000000abc\n    rest.port: \"8081\"", 1)
 		},
-		want: want{jar: "/opt/lab/job.jar", jobID: "00000000000000000000000000000abc", notes: 1, conf: map[string]string{
+		want: want{jar: "/opt/lab/job.jar", jobID: "00000000000000000000000000000abc", conf: map[string]string{
 			KeyFixedJobID: "00000000000000000000000000000abc", KeyRestPort: "24711",
 		}},
 	}} {
@@ -213,7 +207,7 @@ func TestBuildLaunch(t *testing.T) {
 					t.Fatal("edit did not apply")
 				}
 			}
-			l, err := BuildLaunch(tc.cfg, mustParse(t, m), 24711, "fixedid", "")
+			l, err := BuildLaunch(tc.cfg, mustParse(t, m), 24711, "fixedid", tc.restore)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -254,14 +248,31 @@ func TestBuildLaunch(t *testing.T) {
 }
 
 func TestBuildLaunchErrors(t *testing.T) {
-	if _, err := BuildLaunch(LaunchConfig{DefaultJar: "/d.jar"}, &Deployment{Name: "s"}, 1, "", ""); err == nil {
-		t.Error("session cluster: want error")
+	exists := func(p string) bool { return p == "/here/job.jar" }
+	for _, tc := range []struct {
+		name string
+		cfg  LaunchConfig
+		d    *Deployment
+		want string // in the error
+	}{
+		{"session cluster", LaunchConfig{DefaultJar: "/d.jar"}, &Deployment{Name: "s"}, "session clusters are not supported"},
+		{"no jar at all", LaunchConfig{}, &Deployment{Name: "x", Job: &JobSpec{}}, "no --default-jar"},
+		{"remote jar", LaunchConfig{DefaultJar: "/d.jar"}, &Deployment{Name: "x", Job: &JobSpec{JarURI: "https://x/d.jar"}}, "does not fetch remote ones"},
+		{"missing local jar of another name", LaunchConfig{DefaultJar: "/d.jar"}, &Deployment{Name: "x", Job: &JobSpec{JarURI: "local:///opt/flink/usrlib/other.jar"}}, "no such file on this host"},
+		{"another entry class", LaunchConfig{DefaultJar: "/d.jar"}, &Deployment{Name: "x", Job: &JobSpec{JarURI: "/here/job.jar", EntryClass: "org.example.Other"}}, "entryClass org.example.Other is not supported"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.cfg.FileExists = exists
+			_, err := BuildLaunch(tc.cfg, tc.d, 1, "", "")
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("error %v, want one containing %q", err, tc.want)
+			}
+			if verr := tc.d.Validate(tc.cfg.DefaultJar, exists); verr == nil || verr.Error() != err.Error() {
+				t.Errorf("Validate = %v, want the error BuildLaunch refuses with", verr)
+			}
+		})
 	}
-	d := &Deployment{Name: "x", Job: &JobSpec{JarURI: "https://x/j.jar"}}
-	if _, err := BuildLaunch(LaunchConfig{}, d, 1, "", ""); err == nil {
-		t.Error("no jar: want error")
-	}
-	l, err := BuildLaunch(LaunchConfig{DefaultJar: "/d.jar"}, d, 1, "", "")
+	l, err := BuildLaunch(LaunchConfig{DefaultJar: "/d.jar"}, &Deployment{Name: "x", Job: &JobSpec{}}, 1, "", "")
 	if err != nil || len(l.JobID) != 32 || l.Conf[KeyFixedJobID] != l.JobID {
 		t.Errorf("generated job id: %v %q", err, l.JobID)
 	}
@@ -279,66 +290,102 @@ func TestLocalJarPath(t *testing.T) {
 	}
 }
 
-func TestRunnerRestartKeepsTheJobIDOfTheSameSpec(t *testing.T) {
-	u := &unstructured.Unstructured{Object: map[string]interface{}{
-		"apiVersion": "flink.apache.org/v1beta1", "kind": "FlinkDeployment",
-		"metadata": map[string]interface{}{"namespace": "ns", "name": "job"},
-		"spec":     map[string]interface{}{"job": map[string]interface{}{"jarURI": "local:///job.jar", "parallelism": int64(1)}},
-	}}
+// deployed returns u as the runner leaves it after deploying job id from
+// restorePath: status.jobStatus and lastReconciledSpec (operator form, or the
+// bare spec earlier runners wrote).
+func deployed(t *testing.T, u *unstructured.Unstructured, id, restorePath string, bare bool) *unstructured.Unstructured {
+	t.Helper()
+	u = u.DeepCopy()
 	d, err := ParseDeployment(u)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d.ReconciledJobID != "" {
-		t.Fatalf("a new object has no reconciled job: %q", d.ReconciledJobID)
+	last := d.ReconciledSpec(true)
+	if bare {
+		last = d.SpecJSON
 	}
-	const id = "0123456789abcdef0123456789abcdef"
 	u.Object["status"] = map[string]interface{}{
-		"jobStatus":            map[string]interface{}{"jobId": id},
-		"reconciliationStatus": map[string]interface{}{"lastReconciledSpec": d.SpecJSON},
+		"jobStatus":            map[string]interface{}{"jobId": id, "upgradeSavepointPath": restorePath},
+		"reconciliationStatus": map[string]interface{}{"lastReconciledSpec": last},
 	}
-	if d, _ = ParseDeployment(u); d.ReconciledJobID != id {
-		t.Fatalf("same spec: ReconciledJobID = %q, want %q", d.ReconciledJobID, id)
+	return u
+}
+
+func TestPlan(t *testing.T) {
+	const (
+		id      = "0123456789abcdef0123456789abcdef"
+		initial = "s3://ck/ns/job/ffffffffffffffffffffffffffffffff/chk-3"
+	)
+	newObj := func(upgradeMode string) *unstructured.Unstructured {
+		return &unstructured.Unstructured{Object: map[string]interface{}{
+			"apiVersion": "flink.apache.org/v1beta1", "kind": "FlinkDeployment",
+			"metadata": map[string]interface{}{"namespace": "ns", "name": "job", "generation": int64(1)},
+			"spec": map[string]interface{}{
+				"flinkConfiguration": map[string]interface{}{"state.checkpoints.dir": "s3://ck/ns/job"},
+				"job": map[string]interface{}{"jarURI": "local:///job.jar", "parallelism": int64(1),
+					"upgradeMode": upgradeMode, "initialSavepointPath": initial},
+			},
+		}}
 	}
-	_ = unstructured.SetNestedField(u.Object, int64(2), "spec", "job", "parallelism")
-	if d, _ = ParseDeployment(u); d.ReconciledJobID != "" {
-		t.Fatalf("changed spec keeps the old job ID %q", d.ReconciledJobID)
+	change := func(u *unstructured.Unstructured, path ...string) *unstructured.Unstructured {
+		u = u.DeepCopy()
+		_ = unstructured.SetNestedField(u.Object, int64(7), append([]string{"spec"}, path...)...)
+		return u
+	}
+	for _, tc := range []struct {
+		name string
+		obj  *unstructured.Unstructured
+		want Plan
+	}{
+		{"first deployment, stateless: initialSavepointPath all the same (the operator reads it whatever the mode)",
+			newObj(UpgradeStateless), Plan{Kind: PlanFirst, RestorePath: initial}},
+		{"first deployment, last-state", newObj(UpgradeLastState), Plan{Kind: PlanFirst, RestorePath: initial}},
+		{"same spec: recovery of the same job from its own state, never initialSavepointPath",
+			deployed(t, newObj(UpgradeStateless), id, "", false), Plan{Kind: PlanRecover, JobID: id, ResumeJob: id}},
+		{"same spec, bare lastReconciledSpec of an earlier runner: recovery",
+			deployed(t, newObj(UpgradeSavepoint), id, "", true), Plan{Kind: PlanRecover, JobID: id, ResumeJob: id}},
+		{"same spec, job started from a snapshot: recovery falls back to it (Flink's checkpoint store holds it)",
+			deployed(t, newObj(UpgradeLastState), id, initial, false), Plan{Kind: PlanRecover, JobID: id, ResumeJob: id, RestorePath: initial}},
+		{"only fields the operator's spec diff ignores changed (initialSavepointPath dropped, upgradeMode): still a recovery",
+			func() *unstructured.Unstructured {
+				u := deployed(t, newObj(UpgradeLastState), id, initial, false)
+				unstructured.RemoveNestedField(u.Object, "spec", "job", "initialSavepointPath")
+				_ = unstructured.SetNestedField(u.Object, UpgradeStateless, "spec", "job", "upgradeMode")
+				return u
+			}(), Plan{Kind: PlanRecover, JobID: id, ResumeJob: id, RestorePath: initial}},
+		{"spec change, last-state: same job id, its own state",
+			change(deployed(t, newObj(UpgradeLastState), id, "", false), "job", "parallelism"), Plan{Kind: PlanLastState, JobID: id, ResumeJob: id}},
+		{"spec change, savepoint: a new job id from the old job's state",
+			change(deployed(t, newObj(UpgradeSavepoint), id, "", false), "restartNonce"), Plan{Kind: PlanSavepoint, ResumeJob: id}},
+		{"spec change, stateless: a new job id, empty state",
+			change(deployed(t, newObj(UpgradeStateless), id, initial, false), "restartNonce"), Plan{Kind: PlanStateless}},
+		{"savepointRedeployNonce changed: a new job id from initialSavepointPath",
+			change(deployed(t, newObj(UpgradeLastState), id, "", false), "job", "savepointRedeployNonce"), Plan{Kind: PlanRedeploy, RestorePath: initial}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			d, err := ParseDeployment(tc.obj)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tc.want, d.Plan()); diff != "" {
+				t.Errorf("Plan (-want +got):\n%s", diff)
+			}
+		})
 	}
 }
 
-func TestRunnerRestartResumesFromTheJobsLastState(t *testing.T) {
-	const id = "0123456789abcdef0123456789abcdef"
+func TestReconciledSpecIsTheOperators(t *testing.T) {
 	u := &unstructured.Unstructured{Object: map[string]interface{}{
-		"apiVersion": "flink.apache.org/v1beta1", "kind": "FlinkDeployment",
-		"metadata": map[string]interface{}{"namespace": "ns", "name": "job"},
-		"spec": map[string]interface{}{
-			"flinkConfiguration": map[string]interface{}{"state.checkpoints.dir": "s3://ck/ns/job"},
-			"job": map[string]interface{}{"jarURI": "local:///job.jar", "upgradeMode": "last-state",
-				"initialSavepointPath": "s3://ck/ns/job/ffffffffffffffffffffffffffffffff/chk-3"},
-		},
-		"status": map[string]interface{}{"jobStatus": map[string]interface{}{"jobId": id}},
+		"metadata": map[string]interface{}{"namespace": "ns", "name": "job", "generation": int64(4)},
+		"spec":     map[string]interface{}{"job": map[string]interface{}{"jarURI": "local:///job.jar", "parallelism": int64(2)}},
 	}}
 	d, err := ParseDeployment(u)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d.DeployedJobID != id || d.ReconciledJobID != "" {
-		t.Fatalf("DeployedJobID=%q ReconciledJobID=%q: a deployed object whose spec changed since", d.DeployedJobID, d.ReconciledJobID)
-	}
-	if dir := CheckpointDir(LaunchConfig{FlinkConf: map[string]string{"state.checkpoints.dir": "s3://other"}}, d); dir != "s3://ck/ns/job" {
-		t.Fatalf("CheckpointDir = %q: spec.flinkConfiguration wins over --flink-conf", dir)
-	}
-	last := "s3://ck/ns/job/" + id + "/chk-12"
-	l, err := BuildLaunch(LaunchConfig{DefaultJar: "/d.jar"}, d, 1, d.ReconciledJobID, last)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if l.SavepointPath != last || l.Conf[KeySavepointPath] != last {
-		t.Errorf("restore path %q (conf %q), want the job's own latest checkpoint %s, not initialSavepointPath", l.SavepointPath, l.Conf[KeySavepointPath], last)
-	}
-	// A job that completed no checkpoint yet starts as it did the first time.
-	if l, _ = BuildLaunch(LaunchConfig{DefaultJar: "/d.jar"}, d, 1, d.ReconciledJobID, ""); l.SavepointPath != d.Job.InitialSavepointPath {
-		t.Errorf("no last state: restore path %q, want initialSavepointPath", l.SavepointPath)
+	want := `{"resource_metadata":{"apiVersion":"flink.apache.org/v1beta1","firstDeployment":true,"metadata":{"generation":4}},"spec":{"job":{"jarURI":"local:///job.jar","parallelism":2}}}`
+	if got := d.ReconciledSpec(true); got != want {
+		t.Errorf("ReconciledSpec =\n%s\nwant\n%s", got, want)
 	}
 }
 

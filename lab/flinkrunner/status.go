@@ -174,6 +174,9 @@ type Tracker struct {
 	cur       Status
 	restReady bool
 	stable    bool
+	// validation is the error of a refused spec change (SetValidationError);
+	// errBefore the error it replaced.
+	validation, errBefore string
 }
 
 // NewTracker starts tracking a freshly launched process.
@@ -181,6 +184,30 @@ func NewTracker(launched Status) *Tracker { return &Tracker{cur: launched} }
 
 // Current is the last computed status.
 func (t *Tracker) Current() Status { return t.cur }
+
+// SetValidationError reports msg in the status of a running job whose new
+// spec is refused (the job keeps running the last valid spec).
+func (t *Tracker) SetValidationError(msg string) Status {
+	if t.validation == "" {
+		t.errBefore = t.cur.Error
+	}
+	t.validation = msg
+	t.cur.Error = msg
+	return t.cur
+}
+
+// ClearValidationError drops the error SetValidationError reported, once the
+// spec is valid again; it reports whether there was one.
+func (t *Tracker) ClearValidationError() bool {
+	if t.validation == "" {
+		return false
+	}
+	if t.cur.Error == t.validation {
+		t.cur.Error = t.errBefore
+	}
+	t.validation, t.errBefore = "", ""
+	return true
+}
 
 // SetGeneration records a new observedGeneration for a spec change that did
 // not restart the process.

@@ -210,3 +210,28 @@ func TestStatusToMap(t *testing.T) {
 		t.Error("taskManager must be omitted when replicas < 0")
 	}
 }
+
+func TestTrackerValidationErrorKeepsTheJobAndClears(t *testing.T) {
+	tr := NewTracker(Status{JobID: "j", JobState: JobReconciling, JobManagerDeploymentStatus: JMDeploying})
+	tr.Observe(Observation{Jobs: []JobOverview{{JID: "j", Name: "n", State: JobRunning, StartTime: 1}}})
+	st := tr.SetValidationError("invalid FlinkDeployment spec: x")
+	if st.Error != "invalid FlinkDeployment spec: x" || st.JobState != JobRunning || st.JobID != "j" {
+		t.Fatalf("refused spec: %+v, want the running job with the error", st)
+	}
+	if st = tr.Observe(Observation{Jobs: []JobOverview{{JID: "j", Name: "n", State: JobRunning, StartTime: 1}}}); st.Error == "" {
+		t.Errorf("a poll cleared the validation error: %+v", st)
+	}
+	if !tr.ClearValidationError() || tr.Current().Error != "" {
+		t.Errorf("valid spec again: error %q", tr.Current().Error)
+	}
+	if tr.ClearValidationError() {
+		t.Error("nothing to clear the second time")
+	}
+	// An exit error seen while the spec was refused is not hidden by the clear.
+	tr.SetValidationError("invalid")
+	tr.Observe(Observation{Exited: true, ExitMsg: "exit status 1"})
+	tr.ClearValidationError()
+	if tr.Current().Error != "exit status 1" {
+		t.Errorf("exit error lost: %q", tr.Current().Error)
+	}
+}
