@@ -46,6 +46,12 @@ type FlinkFailoverSpecInput struct {
 	// it must resume from the new job's latest checkpoint: no rollback to the
 	// old job's, no fresh start.
 	Recreate bool
+	// RestartRunnerOnDestination: once the output is verified, the
+	// destination's runner (the operator's stand-in) restarts, as a JobManager
+	// pod loss there would: the job must resume from its own latest checkpoint,
+	// not from the initialSavepointPath it was first deployed with (the
+	// operator reads that field on the first deployment only).
+	RestartRunnerOnDestination bool
 }
 
 // TriggerFlinkStarved: the member's Flink jobs lose their task slots.
@@ -100,7 +106,7 @@ func FlinkFailoverSpec(ctx context.Context, inputGetter func() FlinkFailoverSpec
 		source, old := e.waitFlinkCheckpointed(ctx, name, 3)
 		var stale framework.Checkpoints
 		if input.StaleUserSavepoint {
-			cp, err := framework.FlinkREST{URL: old.RESTURL, JobID: old.JobID}.Checkpoints(ctx)
+			cp, err := old.REST.Checkpoints(ctx)
 			Expect(err).NotTo(HaveOccurred())
 			stale = cp
 			By("setting the template's spec.job.initialSavepointPath to checkpoint " + stale.LatestCompleted + " (the operator ignores it after the first deployment)")
@@ -108,7 +114,7 @@ func FlinkFailoverSpec(ctx context.Context, inputGetter func() FlinkFailoverSpec
 			_, err = fds.Patch(ctx, name, types.MergePatchType, []byte(patch), metav1.PatchOptions{})
 			Expect(err).NotTo(HaveOccurred())
 			e.eventually(ctx, "wait-flink-running", func(g Gomega, ctx context.Context) {
-				cp, err := framework.FlinkREST{URL: old.RESTURL, JobID: old.JobID}.Checkpoints(ctx)
+				cp, err := old.REST.Checkpoints(ctx)
 				g.Expect(err).NotTo(HaveOccurred())
 				g.Expect(cp.LatestCompletedN).To(BeNumerically(">=", stale.LatestCompletedN+2), "two checkpoints newer than the template's")
 				fd, err := input.Lab.Member(source).Dynamic().Resource(framework.FlinkDeploymentGVR).Namespace(e.ns).Get(ctx, name, metav1.GetOptions{})
@@ -191,7 +197,7 @@ func FlinkFailoverSpec(ctx context.Context, inputGetter func() FlinkFailoverSpec
 				// later (spec.job.initialSavepointPath is read only on the first deployment).
 				restoredPath = fd.GetAnnotations()["restore.lab.karmada.io/checkpoint"]
 				replaced = fd.GetAnnotations()["restore.lab.karmada.io/replaced-savepoint"]
-				now = framework.ReadFlinkStatus(fd)
+				now = input.Lab.ReadFlinkStatus(dest, fd)
 				if now.State != "RUNNING" {
 					return fmt.Errorf("job %s, not RUNNING", now.State)
 				}
@@ -212,7 +218,7 @@ func FlinkFailoverSpec(ctx context.Context, inputGetter func() FlinkFailoverSpec
 		e.timeline.Mark("webhook: restore from " + restoredPath[strings.LastIndex(restoredPath, "/")+1:])
 
 		By("checking Flink restored that checkpoint, and that it is the latest the old job completed")
-		newREST := framework.FlinkREST{URL: now.RESTURL, JobID: now.JobID}
+		newREST := now.REST
 		var restored framework.Checkpoints
 		e.eventually(ctx, "wait-flink-running", func(g Gomega, ctx context.Context) {
 			var err error
@@ -276,12 +282,52 @@ func FlinkFailoverSpec(ctx context.Context, inputGetter func() FlinkFailoverSpec
 		fmt.Fprintln(GinkgoWriter, summary)
 		e.timeline.Title += " — " + summary
 
+		if input.RestartRunnerOnDestination {
+			restartDestinationRunner(ctx, e, input.Lab, name, dest, checkpointDir, restoredPath, newREST)
+		}
 		if input.Recreate {
 			recreateAfterFailover(ctx, e, input.Lab, name, dest, checkpointDir, old.JobID, newREST)
 		}
 	})
 
 	AfterEach(func(ctx SpecContext) { e.finish(ctx) }, NodeTimeout(finishTimeout))
+}
+
+// restartDestinationRunner restarts the runner of dest once the failed-over
+// job has checkpointed there, and checks in Flink's REST API that the job
+// resumes from its own latest checkpoint, not from initialPath (the
+// initialSavepointPath of its first deployment), and that the committed output
+// still holds every sequence exactly once.
+func restartDestinationRunner(ctx context.Context, e *specEnv, l *framework.Lab, name, dest, checkpointDir, initialPath string, rest framework.FlinkREST) {
+	By("restarting the runner on " + dest + " once the job has checkpointed there")
+	before, err := rest.Checkpoints(ctx)
+	Expect(err).NotTo(HaveOccurred())
+	Expect(before.LatestCompleted).To(HavePrefix(checkpointDir+"/"+rest.JobID+"/chk-"), "the job checkpointed under its own id on %s", dest)
+	Expect(l.Provider.StarveFlink(ctx, dest, false)).To(Succeed())
+	e.timeline.Mark("runner restarted on " + dest)
+
+	fds := l.Member(dest).Dynamic().Resource(framework.FlinkDeploymentGVR).Namespace(e.ns)
+	var after framework.FlinkJobStatus
+	var resumed framework.Checkpoints
+	e.eventually(ctx, "wait-flink-running", func(g Gomega, ctx context.Context) {
+		fd, err := fds.Get(ctx, name, metav1.GetOptions{})
+		g.Expect(err).NotTo(HaveOccurred())
+		after = l.ReadFlinkStatus(dest, fd)
+		g.Expect(after.State).To(Equal("RUNNING"))
+		resumed, err = after.REST.Checkpoints(ctx)
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(resumed.RestoredFrom).NotTo(BeEmpty(), "Flink restored a checkpoint")
+		g.Expect(resumed.Completed).To(BeNumerically(">=", 2), "two checkpoints after the restart commit its output")
+	}).Should(Succeed())
+	Expect(after.JobID).To(Equal(rest.JobID), "a recovery keeps the job")
+	Expect(resumed.RestoredFrom).To(HavePrefix(checkpointDir+"/"+rest.JobID+"/chk-"), "the job's own checkpoint, not initialSavepointPath %s", initialPath)
+	Expect(resumed.RestoredID).To(BeNumerically(">=", before.LatestCompletedN), "its latest completed checkpoint")
+	Expect(resumed.LatestCompletedN).To(BeNumerically(">", resumed.RestoredID), "Flink numbers the checkpoints after the one it restored: one sequence per job id")
+	e.timeline.Mark("resumed on " + dest + " from " + resumed.RestoredFrom[strings.LastIndex(resumed.RestoredFrom, "/")+1:])
+	report, err := l.VerifyFlinkOutput(e.ns, name)
+	Expect(err).NotTo(HaveOccurred())
+	Expect(report.OK()).To(BeTrue(), "after the runner restart on %s: %s", dest, report)
+	Expect(report.Overlaps()).To(BeEmpty())
 }
 
 // recreateAfterFailover deletes the failed-over FlinkDeployment on dest once
@@ -319,7 +365,7 @@ func recreateAfterFailover(ctx context.Context, e *specEnv, l *framework.Lab, na
 		var err error
 		fd, err = fds.Get(ctx, name, metav1.GetOptions{})
 		g.Expect(err).NotTo(HaveOccurred())
-		again = framework.ReadFlinkStatus(fd)
+		again = l.ReadFlinkStatus(dest, fd)
 		g.Expect(again.State).To(Equal("RUNNING"))
 		g.Expect(again.JobID).NotTo(Equal(newREST.JobID), "a new incarnation")
 	}).Should(Succeed())
@@ -329,7 +375,7 @@ func recreateAfterFailover(ctx context.Context, e *specEnv, l *framework.Lab, na
 	Expect(path).To(HavePrefix(checkpointDir+"/"+newREST.JobID+"/chk-"), "the new job's checkpoint, never the old job %s's", oldJobID)
 
 	By("Flink restored a checkpoint at least as new as the new job's latest before the delete")
-	restored := e.waitFlinkRestored(ctx, framework.FlinkREST{URL: again.RESTURL, JobID: again.JobID}, path, dest)
+	restored := e.waitFlinkRestored(ctx, again.REST, path, dest)
 	Expect(restored.RestoredID).To(BeNumerically(">=", progressed.LatestCompletedN), "no rollback: restored chk-%d, the new job had completed chk-%d", restored.RestoredID, progressed.LatestCompletedN)
 	report, err := l.VerifyFlinkOutput(e.ns, name)
 	Expect(err).NotTo(HaveOccurred())

@@ -108,9 +108,9 @@ func FlinkFlapSpec(ctx context.Context, inputGetter func() FlinkFlapSpecInput) {
 			where = on[0]
 			fd, err := input.Lab.Member(where).Dynamic().Resource(framework.FlinkDeploymentGVR).Namespace(e.ns).Get(ctx, name, metav1.GetOptions{})
 			g.Expect(err).NotTo(HaveOccurred())
-			st := framework.ReadFlinkStatus(fd)
+			st := input.Lab.ReadFlinkStatus(where, fd)
 			g.Expect(st.State).To(Equal("RUNNING"))
-			cp, err := framework.FlinkREST{URL: st.RESTURL, JobID: st.JobID}.Checkpoints(ctx)
+			cp, err := st.REST.Checkpoints(ctx)
 			g.Expect(err).NotTo(HaveOccurred())
 			g.Expect(cp.Completed).To(BeNumerically(">=", 2))
 		}).Should(Succeed())

@@ -85,7 +85,7 @@ func FlinkNoStateSpec(ctx context.Context, inputGetter func() FlinkNoStateSpecIn
 		e.timeline.Mark("job RUNNING on " + source)
 		srcFD, err := input.Lab.Member(source).Dynamic().Resource(framework.FlinkDeploymentGVR).Namespace(e.ns).Get(ctx, name, metav1.GetOptions{})
 		Expect(err).NotTo(HaveOccurred())
-		old := framework.ReadFlinkStatus(srcFD)
+		old := input.Lab.ReadFlinkStatus(source, srcFD)
 		By("waiting for the job on " + source + " to commit output (the sink's part files)")
 		e.eventually(ctx, "wait-flink-running", func(g Gomega) {
 			r, err := input.Lab.VerifyFlinkOutput(e.ns, name)
@@ -137,9 +137,9 @@ func FlinkNoStateSpec(ctx context.Context, inputGetter func() FlinkNoStateSpecIn
 		Expect(path).To(HavePrefix(checkpointDir+"/"+old.JobID+"/chk-"), "restored from the old job's checkpoints")
 
 		By("Flink reports the restore from that checkpoint, the latest the old job completed")
-		st := framework.ReadFlinkStatus(fd)
+		st := input.Lab.ReadFlinkStatus(dest, fd)
 		Expect(st.JobID).NotTo(Equal(forgedJobID))
-		restored := e.waitFlinkRestored(ctx, framework.FlinkREST{URL: st.RESTURL, JobID: st.JobID}, path, dest)
+		restored := e.waitFlinkRestored(ctx, st.REST, path, dest)
 		latest, err := input.Lab.Checkpoints.LatestCompleted(ctx, checkpointDir, old.JobID)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(restored.RestoredID).To(Equal(latest), "the latest completed checkpoint of job %s in the store", old.JobID)

@@ -118,7 +118,7 @@ func FlinkPartitionSpec(ctx context.Context, inputGetter func() FlinkPartitionSp
 		if dest == source {
 			dest = input.Candidates[1]
 		}
-		oldREST := framework.FlinkREST{URL: old.RESTURL, JobID: old.JobID}
+		oldREST := old.REST
 		e.timeline.Mark(fmt.Sprintf("job %s RUNNING on %s", old.JobID[:8], source))
 
 		crash := input.Fault == framework.FaultStopCluster
@@ -204,7 +204,7 @@ func FlinkPartitionSpec(ctx context.Context, inputGetter func() FlinkPartitionSp
 			fd, err := input.Lab.Member(dest).Dynamic().Resource(framework.FlinkDeploymentGVR).Namespace(e.ns).Get(ctx, name, metav1.GetOptions{})
 			g.Expect(err).NotTo(HaveOccurred())
 			restoredPath = fd.GetAnnotations()["restore.lab.karmada.io/checkpoint"]
-			now = framework.ReadFlinkStatus(fd)
+			now = input.Lab.ReadFlinkStatus(dest, fd)
 			g.Expect(now.State).To(Equal("RUNNING"))
 		}).Should(Succeed())
 		e.timeline.Mark("job RUNNING on " + dest)
@@ -217,7 +217,7 @@ func FlinkPartitionSpec(ctx context.Context, inputGetter func() FlinkPartitionSp
 		}
 
 		By("checking the restore and the committed output of both jobs")
-		newREST := framework.FlinkREST{URL: now.RESTURL, JobID: now.JobID}
+		newREST := now.REST
 		restored := e.waitFlinkRestored(ctx, newREST, restoredPath, dest)
 		report, err := input.Lab.VerifyFlinkOutput(e.ns, name)
 		Expect(err).NotTo(HaveOccurred())
@@ -256,9 +256,9 @@ func gracefullyTwoWriters(ctx context.Context, e *specEnv, l *framework.Lab, nam
 	e.eventually(ctx, "wait-flink-failover", func(g Gomega, ctx context.Context) {
 		fd, err := l.Member(dest).Dynamic().Resource(framework.FlinkDeploymentGVR).Namespace(e.ns).Get(ctx, name, metav1.GetOptions{})
 		g.Expect(err).NotTo(HaveOccurred())
-		second = framework.ReadFlinkStatus(fd)
+		second = l.ReadFlinkStatus(dest, fd)
 		g.Expect(second.State).To(Equal("RUNNING"))
-		cp, err := framework.FlinkREST{URL: second.RESTURL, JobID: second.JobID}.Checkpoints(ctx)
+		cp, err := second.REST.Checkpoints(ctx)
 		g.Expect(err).NotTo(HaveOccurred())
 		g.Expect(cp.Completed).To(BeNumerically(">=", 2), "the job on %s commits output", dest)
 	}).Should(Succeed())

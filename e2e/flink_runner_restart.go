@@ -11,6 +11,7 @@ import (
 	. "github.com/onsi/gomega"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/karmada-failover/lab/e2e/framework"
 	"github.com/karmada-failover/lab/lab/flinkrunner"
@@ -27,7 +28,11 @@ type FlinkRunnerRestartSpecInput struct {
 // FlinkRunnerRestartSpec: the lab's stand-in for the Flink operator (the
 // member's FlinkDeployment runner) runs a FlinkDeployment created in the
 // member, and is restarted while the job runs, as the operator's JobManager
-// would be after a pod loss. A user observes: the status the operator writes
+// would be after a pod loss. A user observes first that the operator's CRD
+// refuses a misspelt field (Karmada's API server and the member's, strict field
+// validation), and that a spec the runner cannot run (another entry class) is
+// refused with status.error and a ValidationError Warning event; then the
+// status the operator writes
 // (jobStatus, jobManagerDeploymentStatus READY, lifecycleState STABLE); after
 // the restart the same job resumes from its own latest completed checkpoint
 // (Flink's REST API reports the restore), never from scratch, and its
@@ -57,7 +62,39 @@ func FlinkRunnerRestartSpec(ctx context.Context, inputGetter func() FlinkRunnerR
 		}).Should(Succeed())
 		fd, checkpointDir := e.flinkTemplate(name)
 		fds := m.Dynamic().Resource(framework.FlinkDeploymentGVR).Namespace(e.ns)
-		_, err := fds.Create(ctx, fd, metav1.CreateOptions{})
+
+		By("the operator's CRD refuses a misspelt field, in Karmada and in the member (kubectl's strict field validation)")
+		misspelt := fd.DeepCopy()
+		misspelt.SetName(name + "-misspelt")
+		unstructured.RemoveNestedField(misspelt.Object, "spec", "job", "upgradeMode")
+		Expect(unstructured.SetNestedField(misspelt.Object, "last-state", "spec", "job", "upgradeMod")).To(Succeed())
+		for _, p := range []*framework.ClusterProxy{input.Lab.Karmada, m} {
+			_, err := p.Dynamic().Resource(framework.FlinkDeploymentGVR).Namespace(e.ns).Create(ctx, misspelt, metav1.CreateOptions{FieldValidation: metav1.FieldValidationStrict})
+			Expect(err).To(MatchError(ContainSubstring(`unknown field "spec.job.upgradeMod"`)), "the API server of %s", p.Name)
+		}
+
+		By("the runner refuses what it cannot run, with the status error and the Warning event the operator gives")
+		unsupported := fd.DeepCopy()
+		unsupported.SetName(name + "-unsupported")
+		Expect(unstructured.SetNestedField(unsupported.Object, "org.example.NotTheLabJob", "spec", "job", "entryClass")).To(Succeed())
+		_, err := fds.Create(ctx, unsupported, metav1.CreateOptions{FieldValidation: metav1.FieldValidationStrict})
+		Expect(err).NotTo(HaveOccurred())
+		e.eventually(ctx, "wait-available", func(g Gomega, ctx context.Context) {
+			got, err := fds.Get(ctx, unsupported.GetName(), metav1.GetOptions{})
+			g.Expect(err).NotTo(HaveOccurred())
+			msg, _, _ := unstructured.NestedString(got.Object, "status", "error")
+			g.Expect(msg).To(ContainSubstring("entryClass org.example.NotTheLabJob is not supported"))
+			g.Expect(got.Object["status"]).To(HaveKeyWithValue("jobManagerDeploymentStatus", flinkrunner.JMMissing), "nothing deployed")
+			g.Expect(framework.ReadFlinkStatus(got).JobID).To(BeEmpty(), "no job")
+			events, err := m.Kube().CoreV1().Events(e.ns).List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=" + unsupported.GetName()})
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(events.Items).To(ContainElement(And(
+				HaveField("Type", "Warning"), HaveField("Reason", flinkrunner.ReasonValidationError),
+				HaveField("Message", ContainSubstring("entryClass org.example.NotTheLabJob is not supported")))))
+		}).Should(Succeed())
+		Expect(fds.Delete(ctx, unsupported.GetName(), metav1.DeleteOptions{})).To(Succeed())
+
+		_, err = fds.Create(ctx, fd, metav1.CreateOptions{FieldValidation: metav1.FieldValidationStrict})
 		Expect(err).NotTo(HaveOccurred())
 		e.cleanups = append(e.cleanups, func(ctx context.Context) { _ = fds.Delete(ctx, name, metav1.DeleteOptions{}) })
 
@@ -66,11 +103,11 @@ func FlinkRunnerRestartSpec(ctx context.Context, inputGetter func() FlinkRunnerR
 		e.eventually(ctx, "wait-flink-running", func(g Gomega, ctx context.Context) {
 			got, err := fds.Get(ctx, name, metav1.GetOptions{})
 			g.Expect(err).NotTo(HaveOccurred())
-			before = framework.ReadFlinkStatus(got)
+			before = input.Lab.ReadFlinkStatus(input.Cluster, got)
 			g.Expect(before.State).To(Equal(flinkrunner.JobRunning))
 			g.Expect(before.Lifecycle).To(Equal(flinkrunner.LifecycleStable))
 			g.Expect(got.Object["status"]).To(HaveKeyWithValue("jobManagerDeploymentStatus", flinkrunner.JMReady))
-			cp, err := framework.FlinkREST{URL: before.RESTURL, JobID: before.JobID}.Checkpoints(ctx)
+			cp, err := before.REST.Checkpoints(ctx)
 			g.Expect(err).NotTo(HaveOccurred())
 			g.Expect(cp.Completed).To(BeNumerically(">=", 3))
 			r, err := input.Lab.VerifyFlinkOutput(e.ns, name)
@@ -89,14 +126,16 @@ func FlinkRunnerRestartSpec(ctx context.Context, inputGetter func() FlinkRunnerR
 		e.eventually(ctx, "wait-flink-running", func(g Gomega, ctx context.Context) {
 			got, err := fds.Get(ctx, name, metav1.GetOptions{})
 			g.Expect(err).NotTo(HaveOccurred())
-			after = framework.ReadFlinkStatus(got)
+			after = input.Lab.ReadFlinkStatus(input.Cluster, got)
 			g.Expect(after.State).To(Equal(flinkrunner.JobRunning))
-			restored, err = framework.FlinkREST{URL: after.RESTURL, JobID: after.JobID}.Checkpoints(ctx)
+			restored, err = after.REST.Checkpoints(ctx)
 			g.Expect(err).NotTo(HaveOccurred())
 			g.Expect(restored.RestoredFrom).To(HavePrefix(checkpointDir+"/"+before.JobID+"/chk-"), "Flink restored the job's own checkpoint")
 			g.Expect(restored.Completed).To(BeNumerically(">=", 2), "two checkpoints after the restart commit its output")
 		}).Should(Succeed())
-		Expect(after.JobID).To(Equal(before.JobID), "a restart keeps the job (its checkpoints stay under one directory)")
+		Expect(after.JobID).To(Equal(before.JobID), "a restart keeps the job, as a JobManager recovery with HA does under the operator")
+		Expect(restored.LatestCompletedN).To(BeNumerically(">", restored.RestoredID),
+			"Flink numbers the checkpoints after the one it restored: the job's directory holds one sequence, not two incarnations")
 		e.timeline.Mark("resumed from " + restored.RestoredFrom[strings.LastIndex(restored.RestoredFrom, "/")+1:])
 
 		By("checking the committed output: nothing lost, nothing redone twice")
@@ -109,7 +148,7 @@ func FlinkRunnerRestartSpec(ctx context.Context, inputGetter func() FlinkRunnerR
 		By("deleting the FlinkDeployment stops the job")
 		Expect(fds.Delete(ctx, name, metav1.DeleteOptions{})).To(Succeed())
 		e.eventually(ctx, "wait-cleanup", func(ctx context.Context) error {
-			_, err := framework.FlinkREST{URL: after.RESTURL, JobID: after.JobID}.Checkpoints(ctx)
+			_, err := after.REST.Checkpoints(ctx)
 			return err
 		}).ShouldNot(Succeed(), "Flink's REST API answers after the delete")
 		summary := fmt.Sprintf("runner restarted: job %s resumed from %s · missing=%d · duplicated=%d", after.JobID[:8],

@@ -153,11 +153,13 @@ func skipUnsupported(l *framework.Lab, fault framework.Fault) {
 	}
 }
 
-// skipWithoutFlinkRunner skips a Flink spec on a lab without the lab's FlinkDeployment runner,
-// whose Flink REST address (status.clusterInfo) the Flink specs read.
+// skipWithoutFlinkRunner skips a Flink spec on a lab without the lab's FlinkDeployment runner.
+// Flink's REST API is reached on any provider (Lab.ReadFlinkStatus); what the specs still need
+// from the hermetic lab is the job's committed output on this host (lab flink verify) and the
+// runner's faults (a JobManager pod loss is a runner restart there).
 func skipWithoutFlinkRunner(l *framework.Lab) {
 	if !l.State.FlinkRunner {
-		Skip(fmt.Sprintf("the %s lab's members run no FlinkDeployment runner (the Flink specs read its REST address); on kind, apply the rendered flink-demo.yaml and follow README's kind lab section", l.ProviderName()))
+		Skip(fmt.Sprintf("the %s lab's members run no FlinkDeployment runner (the Flink specs verify the job's committed output on this host and restart the runner); on kind, apply the rendered flink-demo.yaml and follow README's kind lab section", l.ProviderName()))
 	}
 }
 

@@ -119,13 +119,20 @@ var _ = Describe("Cluster-scoped resource (ClusterResourceBinding)", Label("lab"
 
 var _ = Describe("Flink cluster failover: the member crashes", Label("ci", "lab", "fault", "crash", "flink", "slow"), func() {
 	FlinkFailoverSpec(context.TODO(), func() FlinkFailoverSpecInput {
-		return FlinkFailoverSpecInput{E2EConfig: e2eConfig, Lab: lab, ArtifactFolder: artifacts, Trigger: TriggerStopCluster, Candidates: members(0, 1)}
+		return FlinkFailoverSpecInput{E2EConfig: e2eConfig, Lab: lab, ArtifactFolder: artifacts, Trigger: TriggerStopCluster, Candidates: members(0, 1),
+			RestartRunnerOnDestination: true}
 	})
 })
 
 var _ = Describe("FlinkDeployment runner restarted under a running job", Label("ci", "lab", "flink"), func() {
 	FlinkRunnerRestartSpec(context.TODO(), func() FlinkRunnerRestartSpecInput {
 		return FlinkRunnerRestartSpecInput{E2EConfig: e2eConfig, Lab: lab, ArtifactFolder: artifacts, Cluster: members(2)[0]}
+	})
+})
+
+var _ = Describe("FlinkDeployment spec changes, one per upgradeMode", Label("lab", "flink"), func() {
+	FlinkUpgradeSpec(context.TODO(), func() FlinkUpgradeSpecInput {
+		return FlinkUpgradeSpecInput{E2EConfig: e2eConfig, Lab: lab, ArtifactFolder: artifacts, Cluster: members(1)[0]}
 	})
 })
 

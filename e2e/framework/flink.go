@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/rest"
 
 	"github.com/karmada-failover/lab/lab/flinkrunner"
 )
@@ -47,12 +48,15 @@ func NewFlinkDeployment(namespace, name, checkpointDir string) *unstructured.Uns
 	}}
 }
 
-// FlinkJobStatus is what a scenario reads from a FlinkDeployment's status.
+// FlinkJobStatus is what a scenario reads from a FlinkDeployment's status,
+// with REST, the job's Flink REST API (Lab.ReadFlinkStatus).
 type FlinkJobStatus struct {
 	JobID, State, RESTURL, Lifecycle string
+	REST                             FlinkREST
 }
 
-// ReadFlinkStatus extracts the job fields from a FlinkDeployment.
+// ReadFlinkStatus extracts the job fields from a FlinkDeployment, without the
+// way to its REST API (Lab.ReadFlinkStatus adds it).
 func ReadFlinkStatus(u *unstructured.Unstructured) FlinkJobStatus {
 	var s FlinkJobStatus
 	s.JobID, _, _ = unstructured.NestedString(u.Object, "status", "jobStatus", "jobId")
@@ -62,20 +66,63 @@ func ReadFlinkStatus(u *unstructured.Unstructured) FlinkJobStatus {
 	return s
 }
 
+// ReadFlinkStatus extracts the job fields from FlinkDeployment u of member, and
+// the way a scenario reads the job's Flink REST API there, whatever the lab's
+// provider: where the lab's runner reports the address of a local Flink process
+// (status.clusterInfo, a detail of the hermetic lab), that address; otherwise
+// the JobManager's REST Service the operator creates, <name>-rest, port rest,
+// through the member's API server proxy (kind).
+func (l *Lab) ReadFlinkStatus(member string, u *unstructured.Unstructured) FlinkJobStatus {
+	s := ReadFlinkStatus(u)
+	s.REST = FlinkREST{URL: s.RESTURL, JobID: s.JobID}
+	if s.RESTURL == "" {
+		if p := l.Member(member); p != nil {
+			s.REST = ServiceFlinkREST(p.RESTConfig(), u.GetNamespace(), u.GetName(), s.JobID)
+		}
+	}
+	return s
+}
+
+// ServiceFlinkREST reaches the REST API of FlinkDeployment name's JobManager
+// through the API server's service proxy of cfg's cluster.
+func ServiceFlinkREST(cfg *rest.Config, namespace, name, jobID string) FlinkREST {
+	f := FlinkREST{JobID: jobID,
+		URL: strings.TrimSuffix(cfg.Host, "/") + cfg.APIPath + "/api/v1/namespaces/" + namespace + "/services/" + name + "-rest:rest/proxy"}
+	if rt, err := rest.TransportFor(cfg); err == nil {
+		f.Client = &http.Client{Transport: rt}
+	} else {
+		f.err = fmt.Errorf("the API server transport of %s: %w", cfg.Host, err)
+	}
+	return f
+}
+
 // FlinkREST reads Flink's REST API of one job.
 type FlinkREST struct {
 	URL   string
 	JobID string
+	// Client is the HTTP client of the requests (nil: a direct connection).
+	Client *http.Client
+	err    error
 }
 
 func (f FlinkREST) get(ctx context.Context, path string, out interface{}) error {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
+	if f.err != nil {
+		return f.err
+	}
+	if f.URL == "" {
+		return fmt.Errorf("no Flink REST address for job %s", f.JobID)
+	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimSuffix(f.URL, "/")+path, nil)
 	if err != nil {
 		return err
 	}
-	resp, err := (&http.Client{Transport: &http.Transport{Proxy: nil}}).Do(req)
+	client := f.Client
+	if client == nil {
+		client = &http.Client{Transport: &http.Transport{Proxy: nil}}
+	}
+	resp, err := client.Do(req)
 	if err != nil {
 		return err
 	}

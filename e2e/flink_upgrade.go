@@ -1,0 +1,149 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"fmt"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/karmada-failover/lab/e2e/framework"
+	"github.com/karmada-failover/lab/lab/flinkrunner"
+)
+
+// FlinkUpgradeSpecInput is the input of FlinkUpgradeSpec.
+type FlinkUpgradeSpecInput struct {
+	E2EConfig      *framework.Config
+	Lab            *framework.Lab
+	ArtifactFolder string
+	Cluster        string
+}
+
+// FlinkUpgradeSpec: a user changes the spec of a running FlinkDeployment in a
+// member (restartNonce), once per upgradeMode, and the job is redeployed as
+// flink-kubernetes-operator redeploys it. A user observes, in Flink's REST API
+// and in the job's committed output:
+//
+//   - last-state: the same job id, restored from its own latest checkpoint;
+//     nothing committed twice;
+//   - savepoint: a new job id, restored from the replaced job's state (the
+//     operator takes a savepoint; the lab's runner uses that job's latest
+//     completed checkpoint); nothing committed twice;
+//   - stateless: a new job id, no restore: the job starts from empty state and
+//     commits its first sequences again.
+func FlinkUpgradeSpec(ctx context.Context, inputGetter func() FlinkUpgradeSpecInput) {
+	var (
+		input FlinkUpgradeSpecInput
+		e     *specEnv
+	)
+	const name = "upgraded"
+
+	BeforeEach(func(ctx SpecContext) {
+		input = inputGetter()
+		skipWithoutFlinkRunner(input.Lab)
+		e = newSpecEnv(ctx, "flink-upgrade", input.E2EConfig, input.Lab, input.ArtifactFolder)
+		e.timeline = framework.NewTimeline(fmt.Sprintf("FlinkDeployment spec changes by upgradeMode on %s (%s)", input.Cluster, e.ns))
+	})
+
+	It("redeploys the job as the operator does for last-state, savepoint and stateless", func(ctx SpecContext) {
+		m := input.Lab.Member(input.Cluster)
+		e.eventually(ctx, "wait-available", func(ctx context.Context) error {
+			_, err := m.Kube().CoreV1().Namespaces().Get(ctx, e.ns, metav1.GetOptions{})
+			return err
+		}).Should(Succeed())
+		fd, checkpointDir := e.flinkTemplate(name)
+		fds := m.Dynamic().Resource(framework.FlinkDeploymentGVR).Namespace(e.ns)
+		_, err := fds.Create(ctx, fd, metav1.CreateOptions{FieldValidation: metav1.FieldValidationStrict})
+		Expect(err).NotTo(HaveOccurred())
+		e.cleanups = append(e.cleanups, func(ctx context.Context) { _ = fds.Delete(ctx, name, metav1.DeleteOptions{}) })
+
+		// running waits for a job other than previous (or the same one when
+		// same) to run and complete two checkpoints of its own, and returns it
+		// with its checkpoint history.
+		running := func(previous string, same bool) (framework.FlinkJobStatus, framework.Checkpoints) {
+			var st framework.FlinkJobStatus
+			var cp framework.Checkpoints
+			e.eventually(ctx, "wait-flink-running", func(g Gomega, ctx context.Context) {
+				got, err := fds.Get(ctx, name, metav1.GetOptions{})
+				g.Expect(err).NotTo(HaveOccurred())
+				g.Expect(got.Object["status"]).To(HaveKeyWithValue("observedGeneration", got.GetGeneration()))
+				st = input.Lab.ReadFlinkStatus(input.Cluster, got)
+				g.Expect(st.State).To(Equal(flinkrunner.JobRunning))
+				if same {
+					g.Expect(st.JobID).To(Equal(previous))
+				} else {
+					g.Expect(st.JobID).NotTo(Equal(previous))
+				}
+				cp, err = st.REST.Checkpoints(ctx)
+				g.Expect(err).NotTo(HaveOccurred())
+				g.Expect(cp.Completed).To(BeNumerically(">=", 2))
+				if same { // the recovered job counts from its restore on
+					g.Expect(cp.LatestCompletedN).To(BeNumerically(">=", cp.RestoredID+2))
+				}
+			}).Should(Succeed())
+			return st, cp
+		}
+		upgrade := func(mode string, nonce int) {
+			patch := fmt.Sprintf(`{"spec":{"restartNonce":%d,"job":{"upgradeMode":%q}}}`, nonce, mode)
+			_, err := fds.Patch(ctx, name, types.MergePatchType, []byte(patch), metav1.PatchOptions{})
+			Expect(err).NotTo(HaveOccurred())
+			e.timeline.Mark(fmt.Sprintf("restartNonce %d, upgradeMode %s", nonce, mode))
+		}
+		verified := func(what string) {
+			report, err := input.Lab.VerifyFlinkOutput(e.ns, name)
+			Expect(err).NotTo(HaveOccurred())
+			e.timeline.Mark(what + ": " + report.String())
+			Expect(report.OK()).To(BeTrue(), "%s: %s", what, report)
+		}
+
+		By("the first deployment")
+		first, _ := running("", false)
+		e.timeline.Mark("job " + first.JobID[:8] + " RUNNING")
+		before, err := first.REST.Checkpoints(ctx)
+		Expect(err).NotTo(HaveOccurred())
+
+		By("last-state: the same job from its own latest checkpoint")
+		upgrade(flinkrunner.UpgradeLastState, 1)
+		lastState, cp := running(first.JobID, true)
+		Expect(cp.RestoredFrom).To(HavePrefix(checkpointDir + "/" + first.JobID + "/chk-"))
+		Expect(cp.RestoredID).To(BeNumerically(">=", before.LatestCompletedN))
+		verified("last-state upgrade")
+
+		By("savepoint: a new job from the replaced job's state")
+		prev, err := lastState.REST.Checkpoints(ctx)
+		Expect(err).NotTo(HaveOccurred())
+		upgrade(flinkrunner.UpgradeSavepoint, 2)
+		savepoint, cp := running(first.JobID, false)
+		Expect(cp.RestoredFrom).To(HavePrefix(checkpointDir + "/" + first.JobID + "/chk-"))
+		Expect(cp.RestoredID).To(BeNumerically(">=", prev.LatestCompletedN))
+		verified("savepoint upgrade")
+
+		By("stateless: a new job from empty state")
+		upgrade(flinkrunner.UpgradeStateless, 3)
+		stateless, cp := running(savepoint.JobID, false)
+		Expect(stateless.JobID).NotTo(Equal(first.JobID))
+		Expect(cp.RestoredFrom).To(BeEmpty(), "no restore")
+		report, err := input.Lab.VerifyFlinkOutput(e.ns, name)
+		Expect(err).NotTo(HaveOccurred())
+		e.timeline.Mark("stateless upgrade: " + report.String())
+		Expect(report.Duplicated).To(BeNumerically(">", 0), "a stateless job starts its sequences again: %s", report)
+
+		events, err := m.Kube().CoreV1().Events(e.ns).List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=" + name})
+		Expect(err).NotTo(HaveOccurred())
+		for _, plan := range []string{flinkrunner.PlanFirst, flinkrunner.PlanLastState, flinkrunner.PlanSavepoint, flinkrunner.PlanStateless} {
+			Expect(events.Items).To(ContainElement(And(HaveField("Reason", flinkrunner.ReasonSubmit),
+				HaveField("Message", ContainSubstring("("+plan+")")))), "a Submit event for the %s", plan)
+		}
+		summary := fmt.Sprintf("job %s → last-state %s → savepoint %s → stateless %s (duplicated=%d from a fresh start)",
+			first.JobID[:8], lastState.JobID[:8], savepoint.JobID[:8], stateless.JobID[:8], report.Duplicated)
+		AddReportEntry("flink upgrade modes", summary)
+		e.timeline.Title += " — " + summary
+	})
+
+	AfterEach(func(ctx SpecContext) { e.finish(ctx) }, NodeTimeout(finishTimeout))
+}
