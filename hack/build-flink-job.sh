@@ -29,7 +29,8 @@ if [[ ${tests} == 1 ]]; then
   log::ok "Flink job tests and jar ($((SECONDS - start))s)"
   exit 0
 fi
-if [[ "${FORCE:-0}" != 1 && -f "${jar}" && -z "$(find "${dir}/pom.xml" "${dir}/src/main" -newer "${jar}" -print -quit)" ]]; then
+if [[ "${FORCE:-0}" != 1 && -f "${jar}" && -f "${dir}/target/failover-lab-flink-job-thin.jar" &&
+      -z "$(find "${dir}/pom.xml" "${dir}/src/main" -newer "${jar}" -print -quit)" ]]; then
   log::ok "Flink job jar is up to date ($(basename "${jar}"))"
   exit 0
 fi

@@ -5,7 +5,7 @@
 #     patched tree (LAB_KARMADA=patched, the series applied) or the pristine
 #     upstream tree (LAB_KARMADA=upstream), the trees hack/build.sh prepares;
 #   - the Flink job image (lab/kind/images/flink-job.Dockerfile on the official
-#     Flink image, with the jar make flink-job built);
+#     Flink image, with the thin job jar make flink-job built);
 #   - the restore webhook image (restore/Dockerfile).
 # Usage: lab/kind/build-images.sh patched|upstream TAG
 # Prints the image references, one per line.
@@ -31,8 +31,8 @@ done
 
 flink_version="$(sed -n 's:.*<flink.version>\(.*\)</flink.version>.*:\1:p' "${ROOT}/lab/flink/pom.xml" | head -n 1)"
 [[ -n "${flink_version}" ]] || die "no <flink.version> in lab/flink/pom.xml"
-jar="${ROOT}/lab/flink/target/failover-lab-flink-job.jar"
-[[ -f "${jar}" ]] || die "${jar#"${ROOT}"/} is missing; run make flink-job"
+jar="${ROOT}/lab/flink/target/failover-lab-flink-job-thin.jar"
+[[ -f "${jar}" ]] || die "${jar#"${ROOT}"/} (the job image's thin jar) is missing; run make flink-job"
 # buildx with --load and without attestations: an image with a provenance or SBOM
 # manifest is an index that `kind load docker-image` cannot import from the
 # containerd image store (Docker Desktop's default).
