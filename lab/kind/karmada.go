@@ -4,6 +4,7 @@ import (
 	"archive/tar"
 	"compress/gzip"
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -152,7 +153,8 @@ func (l *Lab) installKarmada(ctx context.Context) error {
 		return err
 	}
 	// A second run finds Karmada installed: karmadactl init is not idempotent.
-	if _, err := l.kubectlOn(ctx, HostCluster, "-n", "karmada-system", "get", "deployment", "karmada-controller-manager"); err == nil {
+	missing := l.karmadaInstallMissing(ctx)
+	if len(missing) == 0 {
 		fmt.Fprintln(l.out, "   Karmada is installed")
 		return nil
 	}
@@ -161,7 +163,7 @@ func (l *Lab) installKarmada(ctx context.Context) error {
 	// "nodePort of karmada apiserver ... already exist": remove that partial
 	// install with karmadactl's own deinit first.
 	if _, err := l.kubectlOn(ctx, HostCluster, "get", "namespace", "karmada-system"); err == nil {
-		fmt.Fprintln(l.out, "   removing a partial Karmada install (karmadactl deinit) before karmadactl init")
+		fmt.Fprintf(l.out, "   removing a partial Karmada install (karmadactl deinit) before karmadactl init: %s\n", strings.Join(missing, "; "))
 		if _, err := l.run(ctx, "karmadactl-deinit", l.Cfg.Bins.Karmadactl, "deinit", "--force", "--purge-namespace",
 			"--kubeconfig", l.hostKubeconfig(), "--context", "kind-"+HostCluster); err != nil {
 			return fmt.Errorf("removing the partial Karmada install failed; run `%s deinit --force --purge-namespace --kubeconfig %s --context kind-%s`: %w",
@@ -170,6 +172,86 @@ func (l *Lab) installKarmada(ctx context.Context) error {
 	}
 	_, err = l.run(ctx, "karmadactl-init", l.Cfg.Bins.Karmadactl, "init", "--config", initFile)
 	return err
+}
+
+// KarmadaInitWorkloads are the workloads karmadactl init (v1.18) creates in
+// karmada-system of the host cluster.
+var KarmadaInitWorkloads = map[string][]string{
+	"Deployment": {"karmada-apiserver", "karmada-aggregated-apiserver", "kube-controller-manager",
+		"karmada-scheduler", "karmada-controller-manager", "karmada-webhook"},
+	"StatefulSet": {"etcd"},
+}
+
+// karmadaInstallMissing lists what a complete karmadactl init has and the host
+// cluster lacks: its workloads, each with all replicas available; the
+// kubeconfig it writes; Karmada's CRDs served by the Karmada API server. None
+// means installed; anything else is a partial install.
+func (l *Lab) karmadaInstallMissing(ctx context.Context) []string {
+	out, err := l.kubectlOn(ctx, HostCluster, "-n", "karmada-system", "get", "deployments,statefulsets", "-o", "json")
+	if err != nil {
+		return []string{"karmada-system: " + err.Error()}
+	}
+	missing := MissingKarmadaWorkloads([]byte(out))
+	written := filepath.Join(l.karmadaDataDir(), "karmada-apiserver.config")
+	if _, err := os.Stat(written); err != nil {
+		return append(missing, "the kubeconfig karmadactl init writes ("+written+")")
+	}
+	if _, err := l.run(ctx, "karmada-crds-served", l.Cfg.Bins.Kubectl, "--kubeconfig", written, "get", "--request-timeout=10s",
+		"crd", "clusters.cluster.karmada.io", "resourcebindings.work.karmada.io"); err != nil {
+		missing = append(missing, "Karmada's CRDs in the Karmada API server")
+	}
+	return missing
+}
+
+// MissingKarmadaWorkloads reads `kubectl get deployments,statefulsets -o json`
+// of karmada-system and lists the KarmadaInitWorkloads absent or not fully
+// available.
+func MissingKarmadaWorkloads(list []byte) []string {
+	var l struct {
+		Items []struct {
+			Kind     string `json:"kind"`
+			Metadata struct {
+				Name string `json:"name"`
+			} `json:"metadata"`
+			Spec struct {
+				Replicas *int32 `json:"replicas"`
+			} `json:"spec"`
+			Status struct {
+				AvailableReplicas int32 `json:"availableReplicas"`
+				ReadyReplicas     int32 `json:"readyReplicas"`
+			} `json:"status"`
+		} `json:"items"`
+	}
+	if err := json.Unmarshal(list, &l); err != nil {
+		return []string{"karmada-system workloads: " + err.Error()}
+	}
+	var missing []string
+	for _, kind := range []string{"Deployment", "StatefulSet"} {
+		for _, name := range KarmadaInitWorkloads[kind] {
+			found := false
+			for _, it := range l.Items {
+				if it.Kind != kind || it.Metadata.Name != name {
+					continue
+				}
+				found = true
+				want := int32(1)
+				if it.Spec.Replicas != nil {
+					want = *it.Spec.Replicas
+				}
+				got := it.Status.AvailableReplicas
+				if kind == "StatefulSet" {
+					got = it.Status.ReadyReplicas
+				}
+				if got < want {
+					missing = append(missing, fmt.Sprintf("%s %s: %d/%d available", kind, name, got, want))
+				}
+			}
+			if !found {
+				missing = append(missing, fmt.Sprintf("%s %s", kind, name))
+			}
+		}
+	}
+	return missing
 }
 
 // CRDArchive packs a tree's charts/karmada/_crds as the crds.tar.gz karmadactl
