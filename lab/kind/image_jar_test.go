@@ -51,3 +51,19 @@ func TestFlinkJobImageCarriesTheThinJar(t *testing.T) {
 		t.Error("the job class is missing")
 	}
 }
+
+// The Kyverno the hermetic lab builds (lab/tools/kyverno) is the version whose
+// CRDs the kind lab validates its ClusterPolicy against.
+func TestKyvernoToolsModuleIsTheKindLabsVersion(t *testing.T) {
+	gomod, err := os.ReadFile(filepath.Join("..", "tools", "kyverno", "go.mod"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`(?m)^\s*github\.com/kyverno/kyverno (v\S+)`).FindSubmatch(gomod)
+	if m == nil {
+		t.Fatal("lab/tools/kyverno/go.mod does not require github.com/kyverno/kyverno")
+	}
+	if want := strings.TrimPrefix(Kyverno.CRDModule, "github.com/kyverno/kyverno@"); string(m[1]) != want {
+		t.Errorf("lab/tools/kyverno pins Kyverno %s, the kind lab %s", m[1], want)
+	}
+}
