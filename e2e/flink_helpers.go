@@ -13,6 +13,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/utils/ptr"
 
 	policyv1alpha1 "github.com/karmada-io/karmada/pkg/apis/policy/v1alpha1"
@@ -119,4 +120,23 @@ func (e *specEnv) waitFlinkRestored(ctx context.Context, rest framework.FlinkRES
 		g.Expect(restored.Completed).To(BeNumerically(">=", 2), "two checkpoints of the job on %s commit its output", where)
 	}).Should(Succeed())
 	return restored
+}
+
+// flinkInMember waits for the spec's namespace in member m (Karmada creates it
+// in every member) and returns the FlinkDeployments there.
+func (e *specEnv) flinkInMember(ctx context.Context, m *framework.ClusterProxy) dynamic.ResourceInterface {
+	e.eventually(ctx, "wait-available", func(ctx context.Context) error {
+		_, err := m.Kube().CoreV1().Namespaces().Get(ctx, e.ns, metav1.GetOptions{})
+		return err
+	}).Should(Succeed())
+	return m.Dynamic().Resource(framework.FlinkDeploymentGVR).Namespace(e.ns)
+}
+
+// createFlinkInMember creates fd in fds (kubectl's strict field validation), to
+// be deleted when the spec ends.
+func (e *specEnv) createFlinkInMember(ctx context.Context, fds dynamic.ResourceInterface, fd *unstructured.Unstructured) {
+	_, err := fds.Create(ctx, fd, metav1.CreateOptions{FieldValidation: metav1.FieldValidationStrict})
+	Expect(err).NotTo(HaveOccurred())
+	name := fd.GetName()
+	e.cleanups = append(e.cleanups, func(ctx context.Context) { _ = fds.Delete(ctx, name, metav1.DeleteOptions{}) })
 }

@@ -17,8 +17,9 @@ import (
 	"github.com/karmada-failover/lab/lab/flinkrunner"
 )
 
-// FlinkRunnerRestartSpecInput is the input of FlinkRunnerRestartSpec.
-type FlinkRunnerRestartSpecInput struct {
+// FlinkMemberSpecInput is the input of the specs that run a FlinkDeployment
+// created directly in one member, Cluster, to check the operator stand-in there.
+type FlinkMemberSpecInput struct {
 	E2EConfig      *framework.Config
 	Lab            *framework.Lab
 	ArtifactFolder string
@@ -38,9 +39,9 @@ type FlinkRunnerRestartSpecInput struct {
 // (Flink's REST API reports the restore), never from scratch, and its
 // committed output holds every sequence exactly once; deleting the
 // FlinkDeployment stops the job.
-func FlinkRunnerRestartSpec(ctx context.Context, inputGetter func() FlinkRunnerRestartSpecInput) {
+func FlinkRunnerRestartSpec(ctx context.Context, inputGetter func() FlinkMemberSpecInput) {
 	var (
-		input FlinkRunnerRestartSpecInput
+		input FlinkMemberSpecInput
 		e     *specEnv
 	)
 	const name = "restarted"
@@ -55,13 +56,8 @@ func FlinkRunnerRestartSpec(ctx context.Context, inputGetter func() FlinkRunnerR
 
 	It("resumes the job from its own latest checkpoint after the runner restarts", func(ctx SpecContext) {
 		m := input.Lab.Member(input.Cluster)
-		// Karmada creates the namespace in every member; wait for it.
-		e.eventually(ctx, "wait-available", func(ctx context.Context) error {
-			_, err := m.Kube().CoreV1().Namespaces().Get(ctx, e.ns, metav1.GetOptions{})
-			return err
-		}).Should(Succeed())
 		fd, checkpointDir := e.flinkTemplate(name)
-		fds := m.Dynamic().Resource(framework.FlinkDeploymentGVR).Namespace(e.ns)
+		fds := e.flinkInMember(ctx, m)
 
 		By("the operator's CRD refuses a misspelt field, in Karmada and in the member (kubectl's strict field validation)")
 		misspelt := fd.DeepCopy()
@@ -94,9 +90,7 @@ func FlinkRunnerRestartSpec(ctx context.Context, inputGetter func() FlinkRunnerR
 		}).Should(Succeed())
 		Expect(fds.Delete(ctx, unsupported.GetName(), metav1.DeleteOptions{})).To(Succeed())
 
-		_, err = fds.Create(ctx, fd, metav1.CreateOptions{FieldValidation: metav1.FieldValidationStrict})
-		Expect(err).NotTo(HaveOccurred())
-		e.cleanups = append(e.cleanups, func(ctx context.Context) { _ = fds.Delete(ctx, name, metav1.DeleteOptions{}) })
+		e.createFlinkInMember(ctx, fds, fd)
 
 		By("waiting for the job to run, with the operator's status, and complete 3 checkpoints")
 		var before framework.FlinkJobStatus

@@ -16,14 +16,6 @@ import (
 	"github.com/karmada-failover/lab/lab/flinkrunner"
 )
 
-// FlinkUpgradeSpecInput is the input of FlinkUpgradeSpec.
-type FlinkUpgradeSpecInput struct {
-	E2EConfig      *framework.Config
-	Lab            *framework.Lab
-	ArtifactFolder string
-	Cluster        string
-}
-
 // FlinkUpgradeSpec: a user changes the spec of a running FlinkDeployment in a
 // member (restartNonce), once per upgradeMode, and the job is redeployed as
 // flink-kubernetes-operator redeploys it. A user observes, in Flink's REST API
@@ -36,9 +28,9 @@ type FlinkUpgradeSpecInput struct {
 //     completed checkpoint); nothing committed twice;
 //   - stateless: a new job id, no restore: the job starts from empty state and
 //     commits its first sequences again.
-func FlinkUpgradeSpec(ctx context.Context, inputGetter func() FlinkUpgradeSpecInput) {
+func FlinkUpgradeSpec(ctx context.Context, inputGetter func() FlinkMemberSpecInput) {
 	var (
-		input FlinkUpgradeSpecInput
+		input FlinkMemberSpecInput
 		e     *specEnv
 	)
 	const name = "upgraded"
@@ -52,15 +44,9 @@ func FlinkUpgradeSpec(ctx context.Context, inputGetter func() FlinkUpgradeSpecIn
 
 	It("redeploys the job as the operator does for last-state, savepoint and stateless", func(ctx SpecContext) {
 		m := input.Lab.Member(input.Cluster)
-		e.eventually(ctx, "wait-available", func(ctx context.Context) error {
-			_, err := m.Kube().CoreV1().Namespaces().Get(ctx, e.ns, metav1.GetOptions{})
-			return err
-		}).Should(Succeed())
 		fd, checkpointDir := e.flinkTemplate(name)
-		fds := m.Dynamic().Resource(framework.FlinkDeploymentGVR).Namespace(e.ns)
-		_, err := fds.Create(ctx, fd, metav1.CreateOptions{FieldValidation: metav1.FieldValidationStrict})
-		Expect(err).NotTo(HaveOccurred())
-		e.cleanups = append(e.cleanups, func(ctx context.Context) { _ = fds.Delete(ctx, name, metav1.DeleteOptions{}) })
+		fds := e.flinkInMember(ctx, m)
+		e.createFlinkInMember(ctx, fds, fd)
 
 		// running waits for a job other than previous (or the same one when
 		// same) to run and complete two checkpoints of its own, and returns it
@@ -104,30 +90,36 @@ func FlinkUpgradeSpec(ctx context.Context, inputGetter func() FlinkUpgradeSpecIn
 		By("the first deployment")
 		first, _ := running("", false)
 		e.timeline.Mark("job " + first.JobID[:8] + " RUNNING")
-		before, err := first.REST.Checkpoints(ctx)
-		Expect(err).NotTo(HaveOccurred())
-
-		By("last-state: the same job from its own latest checkpoint")
-		upgrade(flinkrunner.UpgradeLastState, 1)
-		lastState, cp := running(first.JobID, true)
-		Expect(cp.RestoredFrom).To(HavePrefix(checkpointDir + "/" + first.JobID + "/chk-"))
-		Expect(cp.RestoredID).To(BeNumerically(">=", before.LatestCompletedN))
-		verified("last-state upgrade")
-
-		By("savepoint: a new job from the replaced job's state")
-		prev, err := lastState.REST.Checkpoints(ctx)
-		Expect(err).NotTo(HaveOccurred())
-		upgrade(flinkrunner.UpgradeSavepoint, 2)
-		savepoint, cp := running(first.JobID, false)
-		Expect(cp.RestoredFrom).To(HavePrefix(checkpointDir + "/" + first.JobID + "/chk-"))
-		Expect(cp.RestoredID).To(BeNumerically(">=", prev.LatestCompletedN))
-		verified("savepoint upgrade")
-
-		By("stateless: a new job from empty state")
-		upgrade(flinkrunner.UpgradeStateless, 3)
-		stateless, cp := running(savepoint.JobID, false)
-		Expect(stateless.JobID).NotTo(Equal(first.JobID))
-		Expect(cp.RestoredFrom).To(BeEmpty(), "no restore")
+		jobs := map[string]framework.FlinkJobStatus{}
+		previous := first
+		for i, step := range []struct {
+			mode string
+			// sameJob: the job keeps its id; restored: it resumes the
+			// previous job's state (else it starts from empty state).
+			sameJob, restored bool
+		}{
+			{flinkrunner.UpgradeLastState, true, true},
+			{flinkrunner.UpgradeSavepoint, false, true},
+			{flinkrunner.UpgradeStateless, false, false},
+		} {
+			By(fmt.Sprintf("upgradeMode %s: same job %t, restored %t", step.mode, step.sameJob, step.restored))
+			before, err := previous.REST.Checkpoints(ctx)
+			Expect(err).NotTo(HaveOccurred())
+			upgrade(step.mode, i+1)
+			st, cp := running(previous.JobID, step.sameJob)
+			jobs[step.mode] = st
+			if !step.restored {
+				Expect(cp.RestoredFrom).To(BeEmpty(), "no restore")
+				Expect(st.JobID).NotTo(Equal(first.JobID))
+				continue
+			}
+			// The job deployed first owns the checkpoint directory the
+			// last-state job went on writing to.
+			Expect(cp.RestoredFrom).To(HavePrefix(checkpointDir + "/" + first.JobID + "/chk-"))
+			Expect(cp.RestoredID).To(BeNumerically(">=", before.LatestCompletedN), "the replaced job's latest checkpoint")
+			verified(step.mode + " upgrade")
+			previous = st
+		}
 		report, err := input.Lab.VerifyFlinkOutput(e.ns, name)
 		Expect(err).NotTo(HaveOccurred())
 		e.timeline.Mark("stateless upgrade: " + report.String())
@@ -140,7 +132,8 @@ func FlinkUpgradeSpec(ctx context.Context, inputGetter func() FlinkUpgradeSpecIn
 				HaveField("Message", ContainSubstring("("+plan+")")))), "a Submit event for the %s", plan)
 		}
 		summary := fmt.Sprintf("job %s → last-state %s → savepoint %s → stateless %s (duplicated=%d from a fresh start)",
-			first.JobID[:8], lastState.JobID[:8], savepoint.JobID[:8], stateless.JobID[:8], report.Duplicated)
+			first.JobID[:8], jobs[flinkrunner.UpgradeLastState].JobID[:8], jobs[flinkrunner.UpgradeSavepoint].JobID[:8],
+			jobs[flinkrunner.UpgradeStateless].JobID[:8], report.Duplicated)
 		AddReportEntry("flink upgrade modes", summary)
 		e.timeline.Title += " — " + summary
 	})

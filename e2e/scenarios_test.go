@@ -125,14 +125,14 @@ var _ = Describe("Flink cluster failover: the member crashes", Label("ci", "lab"
 })
 
 var _ = Describe("FlinkDeployment runner restarted under a running job", Label("ci", "lab", "flink"), func() {
-	FlinkRunnerRestartSpec(context.TODO(), func() FlinkRunnerRestartSpecInput {
-		return FlinkRunnerRestartSpecInput{E2EConfig: e2eConfig, Lab: lab, ArtifactFolder: artifacts, Cluster: members(2)[0]}
+	FlinkRunnerRestartSpec(context.TODO(), func() FlinkMemberSpecInput {
+		return FlinkMemberSpecInput{E2EConfig: e2eConfig, Lab: lab, ArtifactFolder: artifacts, Cluster: members(2)[0]}
 	})
 })
 
 var _ = Describe("FlinkDeployment spec changes, one per upgradeMode", Label("lab", "flink"), func() {
-	FlinkUpgradeSpec(context.TODO(), func() FlinkUpgradeSpecInput {
-		return FlinkUpgradeSpecInput{E2EConfig: e2eConfig, Lab: lab, ArtifactFolder: artifacts, Cluster: members(1)[0]}
+	FlinkUpgradeSpec(context.TODO(), func() FlinkMemberSpecInput {
+		return FlinkMemberSpecInput{E2EConfig: e2eConfig, Lab: lab, ArtifactFolder: artifacts, Cluster: members(1)[0]}
 	})
 })
 
