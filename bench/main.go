@@ -54,8 +54,9 @@ import (
 	workv1alpha2 "github.com/karmada-failover/lab/apis/work/v1alpha2"
 
 	"github.com/karmada-failover/lab/e2e/framework"
+	labapi "github.com/karmada-failover/lab/lab"
 	"github.com/karmada-failover/lab/lab/config"
-	"github.com/karmada-failover/lab/lab/local"
+	"github.com/karmada-failover/lab/lab/providers"
 )
 
 // benchTaint is the untolerated NoExecute taint that starts the failover.
@@ -169,12 +170,19 @@ func run(n, rounds int, out string, resume bool) error {
 	if err != nil {
 		return err
 	}
-	lab := local.New(cfg)
-	st, err := lab.State()
+	p, err := providers.New(cfg)
+	if err != nil {
+		return err
+	}
+	lab, ok := p.(labapi.Builds)
+	if !ok {
+		return fmt.Errorf("make bench runs both Karmada builds on one lab, with its processes on this host: the hermetic lab; the %s lab cannot", p.Name())
+	}
+	st, err := p.State()
 	if err != nil || !st.Ready {
 		return errors.New("the lab is not up: run make lab-up first")
 	}
-	fl, err := framework.NewLab(cfg.KarmadaKubeconfig(), cfg.MembersKubeconfig(), lab, st)
+	fl, err := framework.NewLab(cfg.KarmadaKubeconfig(), cfg.MembersKubeconfig(), p, st)
 	if err != nil {
 		return err
 	}
@@ -300,7 +308,7 @@ func writeResult(res *Result, out string, n, rounds int) error {
 	return nil
 }
 
-func measure(ctx context.Context, lab *local.Lab, fl *framework.Lab, flavour config.Flavour, round, n int) (*Run, error) {
+func measure(ctx context.Context, lab labapi.Builds, fl *framework.Lab, flavour config.Flavour, round, n int) (*Run, error) {
 	k := fl.Karmada
 	ns := fmt.Sprintf("bench-%d-%s", round, flavour)
 	_ = framework.DeleteNamespace(ctx, k, ns)
@@ -503,8 +511,8 @@ func apiRequests(ctx context.Context, k *framework.ClusterProxy) (map[string]flo
 }
 
 // cpuSeconds is the user+system CPU time of a lab process, and its PID.
-func cpuSeconds(lab *local.Lab, name string) (float64, int) {
-	pid, ok := lab.Proc.Running(name)
+func cpuSeconds(lab labapi.Builds, name string) (float64, int) {
+	pid, ok := lab.ProcessPID(name)
 	if !ok {
 		return 0, 0
 	}

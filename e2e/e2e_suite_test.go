@@ -19,7 +19,6 @@ import (
 
 	"github.com/karmada-failover/lab/e2e/framework"
 	labapi "github.com/karmada-failover/lab/lab"
-	"github.com/karmada-failover/lab/lab/local"
 	"github.com/karmada-failover/lab/lab/providers"
 )
 
@@ -71,8 +70,8 @@ var _ = SynchronizedBeforeSuite(func(ctx SpecContext) []byte {
 	}
 	lab, err = framework.NewLab(cfg.KarmadaKubeconfig(), cfg.MembersKubeconfig(), provider, st)
 	Expect(err).NotTo(HaveOccurred())
-	if l, ok := provider.(*local.Lab); ok {
-		if creds, err := l.ReadS3Credentials(); err == nil {
+	if store, ok := provider.(labapi.CheckpointStore); ok {
+		if creds, err := store.S3Credentials(); err == nil {
 			lab.Checkpoints = &framework.CheckpointStore{Endpoint: creds.Endpoint, Region: creds.Region, AccessKey: creds.AccessKey, SecretKey: creds.SecretKey}
 		}
 	}
@@ -97,9 +96,10 @@ var _ = SynchronizedAfterSuite(func() {}, func(ctx SpecContext) {
 	}
 }, NodeTimeout(2*time.Minute))
 
-// running tells whether the lab's processes run (the hermetic lab's record may outlive them).
+// running tells whether the lab's processes run (the hermetic lab's record may outlive them:
+// it tells by its PID files).
 func running(p labapi.Provider) bool {
-	if l, ok := p.(*local.Lab); ok {
+	if l, ok := p.(interface{ Running() bool }); ok {
 		return l.Running()
 	}
 	return true

@@ -103,6 +103,23 @@ type Controller interface {
 	StartController(ctx context.Context, gates map[string]bool) error
 }
 
+// CheckpointStore is a lab whose S3 checkpoint store this host reaches: the e2e suite reads
+// the Flink jobs' checkpoints there, as the restore does.
+type CheckpointStore interface {
+	// S3Credentials are the store's endpoint (as this host reaches it), region and keys.
+	S3Credentials() (*S3Credentials, error)
+}
+
+// Builds is a lab that runs either Karmada build (patched or upstream, the same source) in
+// place, with its processes on this host: make bench compares the two on one lab. The
+// hermetic lab is one.
+type Builds interface {
+	// SwitchKarmada restarts Karmada's controllers from the flavour's build.
+	SwitchKarmada(ctx context.Context, flavour config.Flavour) error
+	// ProcessPID is the PID of the lab's process name (karmada-controller-manager, ...).
+	ProcessPID(name string) (int, bool)
+}
+
 // Unsupported returns the error of a provider that cannot inject fault, and why.
 func Unsupported(p config.Provider, fault Fault, why string) error {
 	return fmt.Errorf("%s on the %s lab: %w: %s", fault, p, ErrUnsupported, why)

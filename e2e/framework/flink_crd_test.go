@@ -10,8 +10,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
 
+	"github.com/karmada-failover/lab/lab/config"
 	"github.com/karmada-failover/lab/lab/kind"
-	"github.com/karmada-failover/lab/lab/local"
 )
 
 // The scenarios' FlinkDeployment is one the operator's CRD accepts, and the
@@ -23,7 +23,7 @@ func TestFlinkDeploymentFitsTheOperatorsCRD(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	crd, err := os.ReadFile(filepath.Join(strings.TrimSpace(string(dir)), filepath.FromSlash(local.FlinkCRDInKarmada)))
+	crd, err := os.ReadFile(filepath.Join(strings.TrimSpace(string(dir)), filepath.FromSlash(config.FlinkCRDInKarmada)))
 	if err != nil {
 		t.Fatal(err)
 	}

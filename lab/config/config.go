@@ -82,6 +82,10 @@ type Config struct {
 	FlinkCRD string
 }
 
+// FlinkCRDInKarmada is where Karmada's tree keeps flink-kubernetes-operator's FlinkDeployment
+// CRD (for its own e2e tests): the hermetic lab's default FlinkCRD.
+const FlinkCRDInKarmada = "test/e2e/suites/base/manifest/flinkdeployments.flink.apache.org-v1.yaml"
+
 // Ports are the loopback ports of the lab's processes. They sit below Linux's
 // ephemeral range (32768-60999 by default), so an outgoing connection never
 // holds one of them when the lab starts.

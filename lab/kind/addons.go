@@ -39,6 +39,22 @@ type S3Credentials = lab.S3Credentials
 // s3CredentialsFile is where the lab keeps its MinIO credentials.
 func (l *Lab) s3CredentialsFile() string { return filepath.Join(l.Cfg.Dir, "s3-credentials.json") }
 
+// S3Credentials are the running lab's MinIO credentials, with its S3 API as this host
+// reaches it (lab.CheckpointStore).
+func (l *Lab) S3Credentials() (*lab.S3Credentials, error) {
+	c, err := lab.ReadS3Credentials(l.s3CredentialsFile())
+	if err != nil {
+		return nil, err
+	}
+	if c.Endpoint == "" {
+		c.Endpoint = fmt.Sprintf("http://127.0.0.1:%d", S3Port)
+	}
+	if c.Region == "" {
+		c.Region = "us-east-1"
+	}
+	return c, nil
+}
+
 func (l *Lab) s3Credentials() (*S3Credentials, error) {
 	path := l.s3CredentialsFile()
 	if c, err := lab.ReadS3Credentials(path); err == nil || !errors.Is(err, os.ErrNotExist) {

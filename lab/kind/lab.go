@@ -125,7 +125,10 @@ func (l *Lab) Config() *config.Config { return l.Cfg }
 // State reads the lab's record.
 func (l *Lab) State() (*lab.State, error) { return lab.ReadState(l.Cfg) }
 
-var _ lab.Provider = (*Lab)(nil)
+var (
+	_ lab.Provider        = (*Lab)(nil)
+	_ lab.CheckpointStore = (*Lab)(nil)
+)
 
 // CollectLogs exports every kind cluster's logs (`kind export logs`: the node's journal,
 // containerd and every pod's containers) into dst/<cluster>, and copies the lab's own

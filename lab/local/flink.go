@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/karmada-failover/lab/lab/config"
 	"github.com/karmada-failover/lab/lab/internal/pki"
 	"github.com/karmada-failover/lab/lab/internal/proc"
 	"github.com/karmada-failover/lab/restore/cmd/flink-restore-webhook/app/options"
@@ -64,12 +65,8 @@ func (l *Lab) flinkCRD() string {
 	if l.Cfg.FlinkCRD != "" {
 		return l.Cfg.FlinkCRD
 	}
-	return filepath.Join(l.sourceTree(), filepath.FromSlash(FlinkCRDInKarmada))
+	return filepath.Join(l.sourceTree(), filepath.FromSlash(config.FlinkCRDInKarmada))
 }
-
-// FlinkCRDInKarmada is where Karmada's tree keeps flink-kubernetes-operator's
-// FlinkDeployment CRD.
-const FlinkCRDInKarmada = "test/e2e/suites/base/manifest/flinkdeployments.flink.apache.org-v1.yaml"
 
 // RestoreWebhookBinary is the flink-restore-webhook the lab builds (make lab-cli).
 func (l *Lab) restoreWebhookBinary() string {
@@ -105,7 +102,7 @@ func (l *Lab) restoreWebhookAddr(member string) (string, error) {
 // (memberAdmissionConfig), and reads the lab's S3 store, its keys in the
 // child's environment only.
 func (l *Lab) startRestoreWebhook(ctx context.Context, member string) error {
-	creds, err := l.ReadS3Credentials()
+	creds, err := l.S3Credentials()
 	if err != nil {
 		return fmt.Errorf("S3 credentials: %w", err)
 	}
@@ -197,7 +194,7 @@ func (l *Lab) startRunner(ctx context.Context, member string, taskSlots int) err
 	if err != nil {
 		return err
 	}
-	creds, err := l.ReadS3Credentials()
+	creds, err := l.S3Credentials()
 	if err != nil {
 		return fmt.Errorf("S3 credentials: %w", err)
 	}

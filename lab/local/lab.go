@@ -39,7 +39,14 @@ func (l *Lab) Config() *config.Config { return l.Cfg }
 // State reads the lab's record.
 func (l *Lab) State() (*lab.State, error) { return lab.ReadState(l.Cfg) }
 
-var _ lab.Provider = (*Lab)(nil)
+var (
+	_ lab.Provider        = (*Lab)(nil)
+	_ lab.Builds          = (*Lab)(nil)
+	_ lab.CheckpointStore = (*Lab)(nil)
+)
+
+// ProcessPID is the PID of the lab's process name, when it runs (lab.Builds).
+func (l *Lab) ProcessPID(name string) (int, bool) { return l.Proc.Running(name) }
 
 // CollectLogs copies the logs of the lab's processes and of its members' processes into dst.
 func (l *Lab) CollectLogs(_ context.Context, dst string) error {

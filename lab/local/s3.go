@@ -24,8 +24,8 @@ const CheckpointBucket = lab.CheckpointBucket
 // S3CredentialsFile is where the lab writes its S3 credentials.
 func (l *Lab) S3CredentialsFile() string { return filepath.Join(l.Cfg.S3Dir(), "credentials.json") }
 
-// ReadS3Credentials returns the running lab's S3 credentials.
-func (l *Lab) ReadS3Credentials() (*lab.S3Credentials, error) {
+// S3Credentials returns the running lab's S3 credentials (lab.CheckpointStore).
+func (l *Lab) S3Credentials() (*lab.S3Credentials, error) {
 	return lab.ReadS3Credentials(l.S3CredentialsFile())
 }
 
