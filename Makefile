@@ -122,6 +122,10 @@ bench: build build-upstream lab-binaries lab-cli ## Failover cost, upstream vs p
 	@$(LAB) status >/dev/null 2>&1 || $(LAB) up
 	go run ./bench -n $(if $(BENCH_QUICK),200,$(or $(BENCH_N),2000)) -rounds $(or $(BENCH_ROUNDS),2) -out _output/bench/result.json $(if $(BENCH_RESUME),-resume)
 
+.PHONY: bench-report
+bench-report: ## The tables of docs/benchmarks.md from a benchmark result (BENCH_RESULT=_output/bench/result.json): medians with min–max, per-round ratios, the writes that differ.
+	@go run ./bench report $(or $(BENCH_RESULT),_output/bench/result.json)
+
 ##@ End-to-end (E2E_LABELS, E2E_FOCUS; the suite brings the lab up when it is not up, and down again)
 
 ifndef E2E_ARTIFACTS

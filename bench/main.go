@@ -137,6 +137,14 @@ func main() {
 		}
 		return
 	}
+	if len(os.Args) == 3 && os.Args[1] == "report" {
+		// The tables of docs/benchmarks.md for a result file.
+		if err := report(os.Stdout, os.Args[2]); err != nil {
+			fmt.Fprintln(os.Stderr, "ERROR:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if len(os.Args) > 2 && os.Args[1] == "flink-rto" {
 		if err := flinkRTO(os.Stdout, os.Args[2:]); err != nil {
 			fmt.Fprintln(os.Stderr, "ERROR:", err)
@@ -593,11 +601,17 @@ func summarize(res *Result) {
 	sort.Slice(res.RoundRatios, func(i, j int) bool { return res.RoundRatios[i].Round < res.RoundRatios[j].Round })
 	res.Ratios["extraWritesPerBinding"] = res.Medians["patched/apiWritesPerFailedOverBinding"].Median - res.Medians["upstream/apiWritesPerFailedOverBinding"].Median
 	// One history item per failed-over binding here; the cap holds --failover-history-limit items.
-	limit := res.HistoryLimit
-	if limit == 0 { // a result of a lab that did not record its limit: the default
-		limit = 5
-	}
+	limit := historyLimit(res)
 	res.Ratios["historyBytesAtCap"] = float64(limit) * (res.Medians["patched/meanFailedOverBindingBytes"].Median - res.Medians["upstream/meanFailedOverBindingBytes"].Median)
+}
+
+// historyLimit is the lab's history limit a result was measured with (5, Karmada's default,
+// for results recorded before it was).
+func historyLimit(res *Result) int {
+	if res.HistoryLimit > 0 {
+		return res.HistoryLimit
+	}
+	return 5
 }
 
 func summary(v []float64) Summary {
