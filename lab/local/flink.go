@@ -68,6 +68,9 @@ func (l *Lab) flinkCRD() string {
 	return filepath.Join(l.sourceTree(), filepath.FromSlash(config.FlinkCRDInKarmada))
 }
 
+// flinkCRDName is the FlinkDeployment CRD's name.
+const flinkCRDName = "flinkdeployments.flink.apache.org"
+
 // RestoreWebhookBinary is the flink-restore-webhook the lab builds (make lab-cli).
 func (l *Lab) restoreWebhookBinary() string {
 	return filepath.Join(l.Cfg.Root, "_output", "bin", "flink-restore-webhook")
@@ -174,7 +177,7 @@ func (l *Lab) installFlink(ctx context.Context, members []string) error {
 		if err := l.kubectlMember(ctx, m, "apply", "--server-side", "-f", crd); err != nil {
 			return err
 		}
-		if err := l.kubectlMember(ctx, m, "wait", "--for=condition=Established", "--timeout=60s", "crd/flinkdeployments.flink.apache.org"); err != nil {
+		if err := l.waitEstablished(ctx, l.Cfg.MembersKubeconfig(), m, flinkCRDName); err != nil {
 			return err
 		}
 		if err := l.kubectlMember(ctx, m, "apply", "--server-side", "-f", webhookConfig); err != nil {
@@ -184,7 +187,7 @@ func (l *Lab) installFlink(ctx context.Context, members []string) error {
 			return err
 		}
 	}
-	return l.kubectl(ctx, "wait", "--for=condition=Established", "--timeout=60s", "crd/flinkdeployments.flink.apache.org")
+	return l.waitEstablished(ctx, l.Cfg.KarmadaKubeconfig(), "", flinkCRDName)
 }
 
 // startRunner starts member's FlinkDeployment runner; taskSlots 0 starves its

@@ -8,8 +8,10 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/karmada-failover/lab/lab/internal/manifest"
+	"github.com/karmada-failover/lab/lab/internal/poll"
 )
 
 // kubectl runs the lab's own kubectl (built at the lab's Kubernetes version)
@@ -164,4 +166,20 @@ func copyTree(src, dst string) error {
 		}
 		return os.WriteFile(target, b, 0o644)
 	})
+}
+
+// waitEstablished waits up to a minute for CRD name to be Established in the cluster of
+// kubeconfig and kubeContext. kubectl wait gives up at once, instead of waiting, when it reads
+// the CRD before the API server wrote its first conditions (".status.conditions accessor
+// error", seen with the operator's large FlinkDeployment CRD), so it is asked again.
+func (l *Lab) waitEstablished(ctx context.Context, kubeconfig, kubeContext, name string) error {
+	var last error
+	err := poll.Until(ctx, time.Minute, time.Second, "CRD "+name+" Established", func(ctx context.Context) (bool, error) {
+		last = l.kubectlWith(ctx, kubeconfig, kubeContext, "wait", "--for=condition=Established", "--timeout=10s", "crd/"+name)
+		return last == nil, nil
+	})
+	if err != nil && last != nil {
+		return fmt.Errorf("%w: %v", err, last)
+	}
+	return err
 }
