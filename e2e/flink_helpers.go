@@ -18,6 +18,7 @@ import (
 
 	policyv1alpha1 "github.com/karmada-io/karmada/pkg/apis/policy/v1alpha1"
 
+	"github.com/karmada-failover/lab/apis/flink"
 	"github.com/karmada-failover/lab/e2e/framework"
 )
 
@@ -57,7 +58,7 @@ func (e *specEnv) createFlink(ctx context.Context, template *unstructured.Unstru
 	pp := &policyv1alpha1.PropagationPolicy{
 		ObjectMeta: metav1.ObjectMeta{Namespace: e.ns, Name: name},
 		Spec: policyv1alpha1.PropagationSpec{
-			ResourceSelectors: []policyv1alpha1.ResourceSelector{{APIVersion: "flink.apache.org/v1beta1", Kind: "FlinkDeployment", Name: name}},
+			ResourceSelectors: []policyv1alpha1.ResourceSelector{{APIVersion: flink.GroupVersion.String(), Kind: flink.Kind, Name: name}},
 			PropagateDeps:     true,
 			Placement: policyv1alpha1.Placement{
 				ClusterAffinity:   &policyv1alpha1.ClusterAffinity{ClusterNames: candidates},

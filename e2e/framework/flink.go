@@ -12,11 +12,12 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/rest"
 
+	"github.com/karmada-failover/lab/apis/flink"
 	"github.com/karmada-failover/lab/lab/flinkrunner"
 )
 
 // FlinkDeploymentGVR is flink.apache.org/v1beta1 flinkdeployments.
-var FlinkDeploymentGVR = flinkrunner.GVR
+var FlinkDeploymentGVR = flink.GVR
 
 // FlinkRESTURLKey is where the lab's FlinkDeployment runner reports the Flink
 // REST address of a job in status.clusterInfo.
@@ -26,8 +27,8 @@ const FlinkRESTURLKey = flinkrunner.ClusterInfoRestURL
 // FlinkDeployment: checkpoints every 2 s to checkpointDir, last-state upgrades.
 func NewFlinkDeployment(namespace, name, checkpointDir string) *unstructured.Unstructured {
 	return &unstructured.Unstructured{Object: map[string]interface{}{
-		"apiVersion": "flink.apache.org/v1beta1",
-		"kind":       "FlinkDeployment",
+		"apiVersion": flink.GroupVersion.String(),
+		"kind":       flink.Kind,
 		"metadata":   map[string]interface{}{"namespace": namespace, "name": name},
 		"spec": map[string]interface{}{
 			"flinkVersion": "v1_20",
@@ -59,10 +60,10 @@ type FlinkJobStatus struct {
 // way to its REST API (Lab.ReadFlinkStatus adds it).
 func ReadFlinkStatus(u *unstructured.Unstructured) FlinkJobStatus {
 	var s FlinkJobStatus
-	s.JobID, _, _ = unstructured.NestedString(u.Object, "status", "jobStatus", "jobId")
-	s.State, _, _ = unstructured.NestedString(u.Object, "status", "jobStatus", "state")
-	s.Lifecycle, _, _ = unstructured.NestedString(u.Object, "status", "lifecycleState")
-	s.RESTURL, _, _ = unstructured.NestedString(u.Object, "status", "clusterInfo", FlinkRESTURLKey)
+	s.JobID, _, _ = unstructured.NestedString(u.Object, flink.JobIDPath...)
+	s.State, _, _ = unstructured.NestedString(u.Object, flink.JobStatePath...)
+	s.Lifecycle, _, _ = unstructured.NestedString(u.Object, flink.LifecycleStatePath...)
+	s.RESTURL, _, _ = unstructured.NestedString(u.Object, append(flink.ClusterInfoPath, FlinkRESTURLKey)...)
 	return s
 }
 

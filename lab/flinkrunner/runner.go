@@ -33,6 +33,7 @@ import (
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
 
+	"github.com/karmada-failover/lab/apis/flink"
 	"github.com/karmada-failover/lab/lab/internal/logtail"
 	"github.com/karmada-failover/lab/lab/internal/proc"
 	"github.com/karmada-failover/lab/restore/checkpoint"
@@ -325,9 +326,9 @@ func (r *Runner) reconcile(ctx context.Context, key string) error {
 			JobManagerDeploymentStatus: JMMissing, LifecycleState: LifecycleFailed, TaskManagerReplicas: -1,
 			Error: msg, ObservedGeneration: u.GetGeneration(),
 		}
-		st.JobID, _, _ = unstructured.NestedString(u.Object, "status", "jobStatus", "jobId")
-		st.UpgradeSavepointPath, _, _ = unstructured.NestedString(u.Object, "status", "jobStatus", "upgradeSavepointPath")
-		if last, _, _ := unstructured.NestedString(u.Object, "status", "reconciliationStatus", "lastReconciledSpec"); last != "" {
+		st.JobID, _, _ = unstructured.NestedString(u.Object, flink.JobIDPath...)
+		st.UpgradeSavepointPath, _, _ = unstructured.NestedString(u.Object, flink.UpgradeSavepointPathPath...)
+		if last, _, _ := unstructured.NestedString(u.Object, flink.LastReconciledSpecPath...); last != "" {
 			st.ReconciliationState, st.LastReconciledSpec = "DEPLOYED", last
 		}
 		return r.writeStatus(ctx, u.GetNamespace(), u.GetName(), st)
@@ -339,9 +340,9 @@ func (r *Runner) reconcile(ctx context.Context, key string) error {
 			ObservedGeneration: d.Generation, ReconciliationState: "DEPLOYED", LastReconciledSpec: d.ReconciledSpec(false),
 			ReconciliationTimestamp: time.Now().UnixMilli(), TaskManagerReplicas: 0,
 		}
-		st.JobID, _, _ = unstructured.NestedString(u.Object, "status", "jobStatus", "jobId")
+		st.JobID, _, _ = unstructured.NestedString(u.Object, flink.JobIDPath...)
 		st.UpgradeSavepointPath = d.DeployedRestorePath
-		st.JobName, _, _ = unstructured.NestedString(u.Object, "status", "jobStatus", "jobName")
+		st.JobName, _, _ = unstructured.NestedString(u.Object, flink.JobNamePath...)
 		return r.writeStatus(ctx, d.Namespace, d.Name, st)
 	}
 	fp := d.Fingerprint()
@@ -605,7 +606,7 @@ func (r *Runner) eventf(d *Deployment, eventType, reason, format string, args ..
 	if r.recorder == nil {
 		return
 	}
-	ref := &corev1.ObjectReference{APIVersion: GVR.GroupVersion().String(), Kind: Kind,
+	ref := &corev1.ObjectReference{APIVersion: flink.GroupVersion.String(), Kind: flink.Kind,
 		Namespace: d.Namespace, Name: d.Name, UID: types.UID(d.UID)}
 	r.recorder.Eventf(ref, eventType, reason, format, args...)
 }

@@ -17,14 +17,12 @@ import (
 	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/karmada-failover/lab/apis/flink"
 )
 
-// Kind is the FlinkDeployment kind.
-const Kind = "FlinkDeployment"
-
 // GVR is the FlinkDeployment resource served by flink-kubernetes-operator's CRD.
-var GVR = schema.GroupVersionResource{Group: "flink.apache.org", Version: "v1beta1", Resource: "flinkdeployments"}
+var GVR = flink.GVR
 
 const (
 	// DefaultMainClass runs the lab job in a MiniCluster (lab/flink).
@@ -155,16 +153,16 @@ func ParseDeployment(u *unstructured.Unstructured) (*Deployment, error) {
 	if b, err := json.Marshal(spec); err == nil {
 		d.SpecJSON = string(b)
 	}
-	d.DeployedJobID, _, _ = unstructured.NestedString(u.Object, "status", "jobStatus", "jobId")
-	d.DeployedRestorePath, _, _ = unstructured.NestedString(u.Object, "status", "jobStatus", "upgradeSavepointPath")
-	d.ReconciledSpecRaw, _, _ = unstructured.NestedString(u.Object, "status", "reconciliationStatus", "lastReconciledSpec")
+	d.DeployedJobID, _, _ = unstructured.NestedString(u.Object, flink.JobIDPath...)
+	d.DeployedRestorePath, _, _ = unstructured.NestedString(u.Object, flink.UpgradeSavepointPathPath...)
+	d.ReconciledSpecRaw, _, _ = unstructured.NestedString(u.Object, flink.LastReconciledSpecPath...)
 	d.FlinkConfiguration = map[string]string{}
 	if fc, ok := spec["flinkConfiguration"]; ok && fc != nil {
 		m, ok := fc.(map[string]interface{})
 		if !ok {
 			return nil, fmt.Errorf("spec.flinkConfiguration: expected an object, got %T", fc)
 		}
-		flatten("", m, d.FlinkConfiguration)
+		d.FlinkConfiguration = flink.Configuration(m)
 	}
 	if v, ok := spec["restartNonce"]; ok && v != nil {
 		n, err := toInt64(v)
@@ -189,15 +187,15 @@ func ParseDeployment(u *unstructured.Unstructured) (*Deployment, error) {
 		var err error
 		switch k {
 		case "jarURI":
-			j.JarURI = scalar(v)
+			j.JarURI = flink.Value(v)
 		case "entryClass":
-			j.EntryClass = scalar(v)
+			j.EntryClass = flink.Value(v)
 		case "state":
-			j.State = scalar(v)
+			j.State = flink.Value(v)
 		case "upgradeMode":
-			j.UpgradeMode = scalar(v)
+			j.UpgradeMode = flink.Value(v)
 		case "initialSavepointPath":
-			j.InitialSavepointPath = scalar(v)
+			j.InitialSavepointPath = flink.Value(v)
 		case "args":
 			list, ok := v.([]interface{})
 			if !ok {
@@ -205,7 +203,7 @@ func ParseDeployment(u *unstructured.Unstructured) (*Deployment, error) {
 				break
 			}
 			for _, a := range list {
-				j.Args = append(j.Args, scalar(a))
+				j.Args = append(j.Args, flink.Value(a))
 			}
 		case "parallelism":
 			var n int64
@@ -221,7 +219,7 @@ func ParseDeployment(u *unstructured.Unstructured) (*Deployment, error) {
 			b, ok := v.(bool)
 			if !ok {
 				var pb bool
-				if pb, err = strconv.ParseBool(scalar(v)); err == nil {
+				if pb, err = strconv.ParseBool(flink.Value(v)); err == nil {
 					b = pb
 				}
 			}
@@ -278,7 +276,7 @@ func (d *Deployment) ReconciledSpec(firstDeployment bool) string {
 	b, _ := json.Marshal(map[string]interface{}{
 		"spec": spec,
 		"resource_metadata": map[string]interface{}{
-			"apiVersion":      GVR.GroupVersion().String(),
+			"apiVersion":      flink.GroupVersion.String(),
 			"metadata":        map[string]interface{}{"generation": d.Generation},
 			"firstDeployment": firstDeployment,
 		},
@@ -397,50 +395,6 @@ func (d *Deployment) jar(defaultJar string, exists func(string) bool) (string, e
 	return "", fmt.Errorf("spec.job.jarURI %s: no such file on this host, and its name is not the lab job's jar (%s)", uri, path.Base(defaultJar))
 }
 
-// flatten turns nested flinkConfiguration objects into dotted Flink keys.
-func flatten(prefix string, m map[string]interface{}, out map[string]string) {
-	for k, v := range m {
-		key := k
-		if prefix != "" {
-			key = prefix + "." + k
-		}
-		if sub, ok := v.(map[string]interface{}); ok {
-			flatten(key, sub, out)
-			continue
-		}
-		out[key] = scalar(v)
-	}
-}
-
-// scalar renders a JSON value the way Flink expects it in a configuration
-// (lists are ';'-separated, like Flink's list options).
-func scalar(v interface{}) string {
-	switch t := v.(type) {
-	case nil:
-		return ""
-	case string:
-		return t
-	case bool:
-		return strconv.FormatBool(t)
-	case int64:
-		return strconv.FormatInt(t, 10)
-	case int:
-		return strconv.Itoa(t)
-	case float64:
-		return strconv.FormatFloat(t, 'f', -1, 64)
-	case json.Number:
-		return t.String()
-	case []interface{}:
-		parts := make([]string, len(t))
-		for i, e := range t {
-			parts[i] = scalar(e)
-		}
-		return strings.Join(parts, ";")
-	default:
-		return fmt.Sprint(t)
-	}
-}
-
 func toInt64(v interface{}) (int64, error) {
 	switch t := v.(type) {
 	case int64:
@@ -510,21 +464,10 @@ func NewJobID() string {
 	return hex.EncodeToString(b[:])
 }
 
-// CheckpointDirKeys are the Flink configuration keys of the checkpoint
-// directory, newest first (Flink 1.20 reads all three).
-var CheckpointDirKeys = []string{"execution.checkpointing.dir", "state.checkpoints.dir", "state.backend.fs.checkpointdir"}
-
 // CheckpointDir is the checkpoint directory of deployment d under the runner's
 // configuration cfg ("" = none): spec.flinkConfiguration over --flink-conf.
 func CheckpointDir(cfg LaunchConfig, d *Deployment) string {
-	for _, conf := range []map[string]string{d.FlinkConfiguration, cfg.FlinkConf} {
-		for _, k := range CheckpointDirKeys {
-			if v := conf[k]; v != "" {
-				return v
-			}
-		}
-	}
-	return ""
+	return flink.First(flink.CheckpointDirKeys, d.FlinkConfiguration, cfg.FlinkConf)
 }
 
 // BuildLaunch maps a FlinkDeployment to the command line of its Flink process.

@@ -19,6 +19,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	s3types "github.com/aws/aws-sdk-go-v2/service/s3/types"
 
+	"github.com/karmada-failover/lab/apis/flink"
 	"github.com/karmada-failover/lab/lab"
 	"github.com/karmada-failover/lab/lab/internal/manifest"
 	"github.com/karmada-failover/lab/lab/internal/poll"
@@ -181,7 +182,7 @@ func (l *Lab) installOperators(ctx context.Context) error {
 	}
 	// Karmada needs the operator's CRD to accept FlinkDeployment templates: copy
 	// the one the chart installed on member1.
-	crd, err := l.kubectlOn(ctx, l.members()[0], "get", "crd", "flinkdeployments.flink.apache.org", "-o", "json")
+	crd, err := l.kubectlOn(ctx, l.members()[0], "get", "crd", flink.CRDName, "-o", "json")
 	if err != nil {
 		return err
 	}
@@ -201,7 +202,7 @@ func (l *Lab) installOperators(ctx context.Context) error {
 	// are written; ask again until the CRD is Established or a minute has passed.
 	err = poll.Until(ctx, time.Minute, time.Second, "the FlinkDeployment CRD Established in Karmada", func(ctx context.Context) (bool, error) {
 		_, werr := l.run(ctx, "karmada-flink-crd-wait", l.Cfg.Bins.Kubectl, "--kubeconfig", l.Cfg.KarmadaKubeconfig(),
-			"wait", "--for=condition=Established", "--timeout=10s", "crd/flinkdeployments.flink.apache.org")
+			"wait", "--for=condition=Established", "--timeout=10s", "crd/"+flink.CRDName)
 		return werr == nil, nil
 	})
 	return err

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/karmada-failover/lab/apis/flink"
 	"github.com/karmada-failover/lab/lab/config"
 	"github.com/karmada-failover/lab/lab/internal/pki"
 	"github.com/karmada-failover/lab/lab/internal/proc"
@@ -67,9 +68,6 @@ func (l *Lab) flinkCRD() string {
 	}
 	return filepath.Join(l.sourceTree(), filepath.FromSlash(config.FlinkCRDInKarmada))
 }
-
-// flinkCRDName is the FlinkDeployment CRD's name.
-const flinkCRDName = "flinkdeployments.flink.apache.org"
 
 // RestoreWebhookBinary is the flink-restore-webhook the lab builds (make lab-cli).
 func (l *Lab) restoreWebhookBinary() string {
@@ -177,7 +175,7 @@ func (l *Lab) installFlink(ctx context.Context, members []string) error {
 		if err := l.kubectlMember(ctx, m, "apply", "--server-side", "-f", crd); err != nil {
 			return err
 		}
-		if err := l.waitEstablished(ctx, l.Cfg.MembersKubeconfig(), m, flinkCRDName); err != nil {
+		if err := l.waitEstablished(ctx, l.Cfg.MembersKubeconfig(), m, flink.CRDName); err != nil {
 			return err
 		}
 		if err := l.kubectlMember(ctx, m, "apply", "--server-side", "-f", webhookConfig); err != nil {
@@ -187,7 +185,7 @@ func (l *Lab) installFlink(ctx context.Context, members []string) error {
 			return err
 		}
 	}
-	return l.waitEstablished(ctx, l.Cfg.KarmadaKubeconfig(), "", flinkCRDName)
+	return l.waitEstablished(ctx, l.Cfg.KarmadaKubeconfig(), "", flink.CRDName)
 }
 
 // startRunner starts member's FlinkDeployment runner; taskSlots 0 starves its

@@ -13,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
+	"github.com/karmada-failover/lab/apis/flink"
 	"github.com/karmada-failover/lab/restore/checkpoint"
 )
 
@@ -139,14 +140,14 @@ func (h *Handler) serveDecision(w http.ResponseWriter, r *http.Request) {
 // see.
 func (lr *LocateReview) admissionRequest() (*admissionv1.AdmissionRequest, error) {
 	var tm metav1.TypeMeta
-	if err := json.Unmarshal(lr.Object, &tm); err != nil || tm.Kind != "FlinkDeployment" || tm.GroupVersionKind().Group != "flink.apache.org" {
+	if err := json.Unmarshal(lr.Object, &tm); err != nil || tm.Kind != flink.Kind || tm.GroupVersionKind().Group != flink.Group {
 		return nil, fmt.Errorf("object must be a flink.apache.org FlinkDeployment, not %q %q", tm.APIVersion, tm.Kind)
 	}
 	dryRun := lr.DryRun
 	return &admissionv1.AdmissionRequest{
 		UID:       "locate",
-		Kind:      metav1.GroupVersionKind{Group: "flink.apache.org", Version: tm.GroupVersionKind().Version, Kind: "FlinkDeployment"},
-		Resource:  metav1.GroupVersionResource{Group: "flink.apache.org", Version: tm.GroupVersionKind().Version, Resource: "flinkdeployments"},
+		Kind:      metav1.GroupVersionKind{Group: flink.Group, Version: tm.GroupVersionKind().Version, Kind: flink.Kind},
+		Resource:  metav1.GroupVersionResource{Group: flink.Group, Version: tm.GroupVersionKind().Version, Resource: flink.Resource},
 		Namespace: lr.Namespace,
 		Operation: admissionv1.Create,
 		UserInfo:  lr.UserInfo,

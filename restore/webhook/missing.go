@@ -7,6 +7,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/karmada-failover/lab/apis/flink"
 )
 
 // EventReasonNotRestored is the reason of the Warning Event emitted when a
@@ -98,8 +100,8 @@ func (h *Handler) event(r *review, msg string) {
 		return
 	}
 	ref := &corev1.ObjectReference{
-		APIVersion: "flink.apache.org/v1beta1",
-		Kind:       "FlinkDeployment",
+		APIVersion: flink.GroupVersion.String(),
+		Kind:       flink.Kind,
 		Namespace:  r.namespace,
 		Name:       r.f.Metadata.Name,
 		UID:        r.f.Metadata.UID,

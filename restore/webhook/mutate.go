@@ -20,15 +20,16 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
+	"github.com/karmada-failover/lab/apis/flink"
 	"github.com/karmada-failover/lab/restore/checkpoint"
 )
 
 // Flink configuration keys, newest first (Flink resolves the current key
 // before its deprecated aliases; see CheckpointingOptions).
 var (
-	checkpointDirKeys = []string{"execution.checkpointing.dir", "state.checkpoints.dir", "state.backend.fs.checkpointdir"}
-	savepointDirKeys  = []string{"execution.checkpointing.savepoint-dir", "state.savepoints.dir", "savepoints.state.backend.fs.dir"}
-	createSubdirKeys  = []string{"execution.checkpointing.create-subdir", "state.checkpoints.create-subdir"}
+	checkpointDirKeys = flink.CheckpointDirKeys
+	savepointDirKeys  = flink.SavepointDirKeys
+	createSubdirKeys  = flink.CreateSubdirKeys
 )
 
 // flinkDeployment holds the fields of a FlinkDeployment the webhook reads.
@@ -52,12 +53,7 @@ type flinkDeployment struct {
 }
 
 func (f *flinkDeployment) conf(keys []string) string {
-	for _, k := range keys {
-		if v, ok := confGet(f.Spec.FlinkConfiguration, k); ok && v != "" {
-			return v
-		}
-	}
-	return ""
+	return flink.First(keys, flink.Configuration(f.Spec.FlinkConfiguration))
 }
 
 func (f *flinkDeployment) savepointPath() string {
@@ -65,32 +61,6 @@ func (f *flinkDeployment) savepointPath() string {
 		return ""
 	}
 	return f.Spec.Job.InitialSavepointPath
-}
-
-// confGet looks key up in a flat or nested configuration map: "a.b.c" may be
-// stored as {"a.b.c": v}, {"a": {"b.c": v}}, {"a": {"b": {"c": v}}}, ….
-func confGet(m map[string]any, key string) (string, bool) {
-	if m == nil {
-		return "", false
-	}
-	if v, ok := m[key]; ok {
-		switch v.(type) {
-		case map[string]any, []any, nil:
-		default:
-			return fmt.Sprint(v), true
-		}
-	}
-	for i := 0; i < len(key); i++ {
-		if key[i] != '.' {
-			continue
-		}
-		if sub, ok := m[key[:i]].(map[string]any); ok {
-			if v, ok := confGet(sub, key[i+1:]); ok {
-				return v, true
-			}
-		}
-	}
-	return "", false
 }
 
 // marker returns the failover reason and the old job id carried by the
@@ -288,7 +258,7 @@ func (r *review) mutated() ([]byte, error) {
 // decide reads the request and decides it.
 func (h *Handler) decide(ctx context.Context, req *admissionv1.AdmissionRequest) *review {
 	r := &review{req: req, f: &flinkDeployment{}}
-	if req.Resource.Group != "flink.apache.org" || req.Resource.Resource != "flinkdeployments" || req.SubResource != "" {
+	if req.Resource.Group != flink.Group || req.Resource.Resource != flink.Resource || req.SubResource != "" {
 		return r
 	}
 	if req.Operation != admissionv1.Create && req.Operation != admissionv1.Update {
