@@ -305,15 +305,18 @@ func (r *Runner) reconcile(ctx context.Context, key string) error {
 		err = d.Validate(r.opts.Launch.DefaultJar, r.fileExists)
 	}
 	if err != nil {
-		// As the operator's validator: nothing is deployed (a running job of
-		// an earlier spec is stopped here: the runner cannot run this one), the
-		// status carries the error, and a Warning event says why.
+		// As the operator's validator: the spec is not deployed, the status
+		// carries the error, and a Warning event says why.
 		msg := "invalid FlinkDeployment spec: " + err.Error()
 		r.event(u, corev1.EventTypeWarning, ReasonValidationError, msg)
 		r.mu.Lock()
 		cur := r.runs[key]
 		r.mu.Unlock()
-		if cur != nil && cur.uid == string(u.GetUID()) {
+		if cur != nil && cur.uid != string(u.GetUID()) {
+			r.stopRun(key, "object recreated")
+			cur = nil
+		}
+		if cur != nil {
 			// As the operator: a job deployed from the last valid spec keeps
 			// running; the status carries the error until the spec is valid.
 			cur.mu.Lock()
