@@ -123,13 +123,10 @@ type Summary struct {
 func main() {
 	if len(os.Args) == 3 && os.Args[1] == "summarize" {
 		// Recompute medians and ratios of a result file (after a change of measures).
-		b, err := os.ReadFile(os.Args[2])
+		res, err := readResult(os.Args[2])
 		if err == nil {
-			var res Result
-			if err = json.Unmarshal(b, &res); err == nil {
-				summarize(&res)
-				err = writeResult(&res, os.Args[2], res.N, len(res.Runs)/2)
-			}
+			summarize(res)
+			err = writeResult(res, os.Args[2], res.N, len(res.Runs)/2)
 		}
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "ERROR:", err)
@@ -267,17 +264,26 @@ func benchSetup(ctx context.Context, root string, fl *framework.Lab) (Setup, err
 	return s, nil
 }
 
+// readResult reads a result file.
+func readResult(path string) (*Result, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var res Result
+	if err := json.Unmarshal(b, &res); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return &res, nil
+}
+
 // resumeResult reads a result file to continue its rounds. It refuses a file measured with
 // other builds, another lab size or another number of bindings: rounds of different setups
 // do not make one median.
 func resumeResult(out string, n, rounds int, setup Setup) (*Result, error) {
-	b, err := os.ReadFile(out)
+	res, err := readResult(out)
 	if err != nil {
 		return nil, fmt.Errorf("nothing to resume: %w", err)
-	}
-	var res Result
-	if err := json.Unmarshal(b, &res); err != nil {
-		return nil, fmt.Errorf("nothing to resume: %s: %w", out, err)
 	}
 	if res.N != n || res.Setup != setup {
 		return nil, fmt.Errorf("cannot resume %s: it was measured with n=%d and %+v, this run has n=%d and %+v; run without -resume (BENCH_RESUME) to start again",
@@ -289,7 +295,7 @@ func resumeResult(out string, n, rounds int, setup Setup) (*Result, error) {
 		}
 	}
 	res.Command = "go run ./bench " + strings.Join(os.Args[1:], " ")
-	return &res, nil
+	return res, nil
 }
 
 // writeResult writes the result file and prints the final JSON line. The

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"html"
 	"os"
@@ -15,13 +14,9 @@ func plot(out string, files []string) error {
 	type point struct{ n, med, lo, hi float64 }
 	series := map[string][]point{}
 	for _, f := range files {
-		b, err := os.ReadFile(f)
+		r, err := readResult(f)
 		if err != nil {
 			return err
-		}
-		var r Result
-		if err := json.Unmarshal(b, &r); err != nil {
-			return fmt.Errorf("%s: %w", f, err)
 		}
 		for _, fl := range []string{"upstream", "patched"} {
 			s := r.Medians[fl+"/drainSeconds"]

@@ -1,11 +1,9 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"sort"
 	"strings"
 
@@ -15,19 +13,15 @@ import (
 // report writes the tables of docs/benchmarks.md for the result file path:
 // `go run ./bench report _output/bench/result.json`.
 func report(w io.Writer, path string) error {
-	b, err := os.ReadFile(path)
+	res, err := readResult(path)
 	if err != nil {
 		return err
-	}
-	var res Result
-	if err := json.Unmarshal(b, &res); err != nil {
-		return fmt.Errorf("%s: %w", path, err)
 	}
 	if len(res.Runs) == 0 {
 		return fmt.Errorf("%s has no runs", path)
 	}
-	summarize(&res)
-	writeReport(w, &res)
+	summarize(res)
+	writeReport(w, res)
 	return nil
 }
 
