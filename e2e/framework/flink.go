@@ -88,7 +88,7 @@ func (l *Lab) ReadFlinkStatus(member string, u *unstructured.Unstructured) Flink
 // through the API server's service proxy of cfg's cluster.
 func ServiceFlinkREST(cfg *rest.Config, namespace, name, jobID string) FlinkREST {
 	f := FlinkREST{JobID: jobID,
-		URL: strings.TrimSuffix(cfg.Host, "/") + cfg.APIPath + "/api/v1/namespaces/" + namespace + "/services/" + name + "-rest:rest/proxy"}
+		URL: strings.TrimSuffix(cfg.Host, "/") + "/api/v1/namespaces/" + namespace + "/services/" + name + "-rest:rest/proxy"}
 	if rt, err := rest.TransportFor(cfg); err == nil {
 		f.Client = &http.Client{Transport: rt}
 	} else {
