@@ -25,6 +25,8 @@ import (
 // Link forwards connections to Target while connected.
 type Link struct {
 	Target string
+	// Network is Target's network: "tcp" (the default) or "unix".
+	Network string
 	// DialTimeout bounds the dial to Target (default 5 s).
 	DialTimeout time.Duration
 
@@ -150,7 +152,11 @@ func (l *Link) forward(ctx context.Context, c net.Conn) {
 	if timeout == 0 {
 		timeout = 5 * time.Second
 	}
-	t, err := (&net.Dialer{Timeout: timeout}).DialContext(ctx, "tcp", l.Target)
+	network := l.Network
+	if network == "" {
+		network = "tcp"
+	}
+	t, err := (&net.Dialer{Timeout: timeout}).DialContext(ctx, network, l.Target)
 	if err != nil {
 		return // the member is down: the client sees the connection close
 	}
