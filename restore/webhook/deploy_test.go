@@ -85,6 +85,12 @@ func TestKyvernoPolicyFollowsTheWebhook(t *testing.T) {
 		}
 		applied = append(applied, field)
 	}
+	// The annotations are applied twice: the decision's, and Kyverno's mark.
+	slices.Sort(applied)
+	applied = slices.Compact(applied)
+	if !strings.Contains(string(b), "restore.lab.karmada.io/mutated-by: kyverno/flink-restore-from-latest-checkpoint") {
+		t.Error("the policy does not mark what it changes with restore.lab.karmada.io/mutated-by")
+	}
 	if want := []string{"savepointPath", "upgradeMode", "annotations"}; !sameSet(applied, want) {
 		t.Errorf("the policy applies %q, want %q", applied, want)
 	}

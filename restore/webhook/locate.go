@@ -24,15 +24,20 @@ type LocateResponse struct {
 	Error         string `json:"error,omitempty"`
 }
 
-// LocateReview is the body of POST /locate: a FlinkDeployment CREATE as
-// Kyverno's apiCall sends it (request.namespace, request.userInfo,
-// request.object, request.dryRun). The caller vouches for userInfo, which is
-// why /locate accepts only authenticated callers (--locate-allowed-username).
+// LocateReview is the body of POST /locate: a FlinkDeployment CREATE or
+// UPDATE as Kyverno's apiCall sends it (request.operation, request.namespace,
+// request.userInfo, request.object, request.oldObject, request.dryRun). The
+// caller vouches for userInfo, which is why /locate accepts only
+// authenticated callers (--locate-allowed-username).
 type LocateReview struct {
+	// Operation is CREATE (also when empty) or UPDATE.
+	Operation string                    `json:"operation"`
 	Namespace string                    `json:"namespace"`
 	UserInfo  authenticationv1.UserInfo `json:"userInfo"`
 	Object    json.RawMessage           `json:"object"`
-	DryRun    bool                      `json:"dryRun"`
+	// OldObject is the object before an UPDATE (ignored for a CREATE).
+	OldObject json.RawMessage `json:"oldObject"`
+	DryRun    bool            `json:"dryRun"`
 }
 
 // LocateDecision is the answer to POST /locate: the same decision /mutate
@@ -136,15 +141,15 @@ func (h *Handler) serveDecision(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, code, out)
 }
 
-// admissionRequest turns the review into the CREATE request /mutate would
-// see.
+// admissionRequest turns the review into the CREATE or UPDATE request
+// /mutate would see.
 func (lr *LocateReview) admissionRequest() (*admissionv1.AdmissionRequest, error) {
 	var tm metav1.TypeMeta
 	if err := json.Unmarshal(lr.Object, &tm); err != nil || tm.Kind != flink.Kind || tm.GroupVersionKind().Group != flink.Group {
 		return nil, fmt.Errorf("object must be a flink.apache.org FlinkDeployment, not %q %q", tm.APIVersion, tm.Kind)
 	}
 	dryRun := lr.DryRun
-	return &admissionv1.AdmissionRequest{
+	req := &admissionv1.AdmissionRequest{
 		UID:       "locate",
 		Kind:      metav1.GroupVersionKind{Group: flink.Group, Version: tm.GroupVersionKind().Version, Kind: flink.Kind},
 		Resource:  metav1.GroupVersionResource{Group: flink.Group, Version: tm.GroupVersionKind().Version, Resource: flink.Resource},
@@ -153,7 +158,22 @@ func (lr *LocateReview) admissionRequest() (*admissionv1.AdmissionRequest, error
 		UserInfo:  lr.UserInfo,
 		Object:    runtime.RawExtension{Raw: lr.Object},
 		DryRun:    &dryRun,
-	}, nil
+	}
+	switch admissionv1.Operation(lr.Operation) {
+	case "", admissionv1.Create:
+	case admissionv1.Update:
+		var old, cur metav1.PartialObjectMetadata
+		if err := json.Unmarshal(lr.OldObject, &old); err != nil || old.Kind != flink.Kind {
+			return nil, fmt.Errorf("an UPDATE needs oldObject, the FlinkDeployment before it")
+		}
+		if err := json.Unmarshal(lr.Object, &cur); err != nil || old.Name != cur.Name || old.Namespace != cur.Namespace || old.APIVersion != cur.APIVersion {
+			return nil, fmt.Errorf("oldObject %s/%s is not the object before this UPDATE (%s/%s)", old.Namespace, old.Name, cur.Namespace, cur.Name)
+		}
+		req.Operation, req.OldObject = admissionv1.Update, runtime.RawExtension{Raw: lr.OldObject}
+	default:
+		return nil, fmt.Errorf("operation %q: /locate decides CREATE and UPDATE", lr.Operation)
+	}
+	return req, nil
 }
 
 // newLocateDecision returns a decision with every field present.

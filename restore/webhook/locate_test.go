@@ -79,7 +79,15 @@ func TestLocateLookup(t *testing.T) {
 // decideViaLocate posts the request to /locate as the Kyverno policy does.
 func decideViaLocate(t *testing.T, h http.Handler, user authenticationv1.UserInfo, object []byte, dryRun bool) (int, LocateDecision) {
 	t.Helper()
-	body, err := json.Marshal(map[string]any{"namespace": "team-a", "userInfo": user, "object": json.RawMessage(object), "dryRun": dryRun})
+	// As the policy sends a CREATE: no old object, {}.
+	return decideViaLocateOp(t, h, admissionv1.Create, user, object, []byte("{}"), dryRun)
+}
+
+// decideViaLocateOp posts a review of operation op, as Kyverno's apiCall does.
+func decideViaLocateOp(t *testing.T, h http.Handler, op admissionv1.Operation, user authenticationv1.UserInfo, object, oldObject []byte, dryRun bool) (int, LocateDecision) {
+	t.Helper()
+	body, err := json.Marshal(map[string]any{"operation": op, "namespace": "team-a", "userInfo": user,
+		"object": json.RawMessage(object), "oldObject": json.RawMessage(oldObject), "dryRun": dryRun})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -180,6 +188,28 @@ func TestLocateDecision(t *testing.T) {
 			t.Errorf("HTTP %d, events %q", code, events.list())
 		}
 	})
+	t.Run("UPDATE without the old object", func(t *testing.T) {
+		h, _ := newTestHandler(t, newFakeLocator(), nil)
+		code, got := decideViaLocateOp(t, h, admissionv1.Update, karmadaSA, fd(marker(), karmadaAnn(), conf(ckptDir), job()), []byte("{}"), false)
+		if code != 400 || !strings.Contains(got.Error, "oldObject") {
+			t.Errorf("HTTP %d %+v, want 400 naming oldObject", code, got)
+		}
+	})
+	t.Run("UPDATE with another object's old version", func(t *testing.T) {
+		h, _ := newTestHandler(t, newFakeLocator(), nil)
+		other := bytes.Replace(fd(marker(), karmadaAnn(), conf(ckptDir), job()), []byte(`"name":"wordcount"`), []byte(`"name":"other"`), 1)
+		code, got := decideViaLocateOp(t, h, admissionv1.Update, karmadaSA, fd(marker(), karmadaAnn(), conf(ckptDir), job()), other, false)
+		if code != 400 || !strings.Contains(got.Error, "not the object before this UPDATE") {
+			t.Errorf("HTTP %d %+v, want 400", code, got)
+		}
+	})
+	t.Run("DELETE", func(t *testing.T) {
+		h, _ := newTestHandler(t, newFakeLocator(), nil)
+		code, got := decideViaLocateOp(t, h, admissionv1.Delete, karmadaSA, fd(marker(), karmadaAnn(), conf(ckptDir), job()), []byte("{}"), false)
+		if code != 400 || !strings.Contains(got.Error, "CREATE and UPDATE") {
+			t.Errorf("HTTP %d %+v, want 400", code, got)
+		}
+	})
 	t.Run("bad body", func(t *testing.T) {
 		h, _ := newTestHandler(t, newFakeLocator(), nil)
 		rec := httptest.NewRecorder()
@@ -203,12 +233,31 @@ func TestLocateMatchesMutate(t *testing.T) {
 		"no dir":         fd(marker(), karmadaAnn(), conf(""), job()),
 		"outside":        fd(marker(), karmadaAnn(), conf("s3://flink-checkpoints/team-b/x"), job()),
 	}
+	restoredOld := fd(marker(), map[string]string{AnnotationDecision: DecisionRestored, AnnotationCheckpoint: chk12, AnnotationFromJobID: oldJob,
+		AnnotationPreservedKeys: DefaultJobIDKey}, conf(ckptDir), job("initialSavepointPath", chk12, "upgradeMode", "savepoint"))
+	type pair struct{ object, old []byte }
+	updates := map[string]pair{
+		"UPDATE, marker newly present":           {fd(marker(), karmadaAnn(), conf(ckptDir), job()), fd(map[string]string{"app": "wordcount"}, nil, conf(ckptDir), job())},
+		"UPDATE, marker already present":         {fd(marker(), karmadaAnn(), conf(ckptDir), job()), fd(marker(), karmadaAnn(), conf(ckptDir), job())},
+		"UPDATE dropping the restored path":      {fd(marker(), karmadaAnn(), conf(ckptDir), job()), restoredOld},
+		"UPDATE keeping the restored path":       {fd(marker(), karmadaAnn(), conf(ckptDir), job("initialSavepointPath", chk12)), restoredOld},
+		"UPDATE, forged restored path elsewhere": {fd(marker(), karmadaAnn(), conf(ckptDir), job()), fd(marker(), map[string]string{AnnotationDecision: DecisionRestored, AnnotationCheckpoint: "s3://flink-checkpoints/team-b/x/chk-1"}, conf(ckptDir), job("initialSavepointPath", "s3://flink-checkpoints/team-b/x/chk-1"))},
+	}
+	cases := map[string]pair{}
 	for name, obj := range objects {
+		cases[name] = pair{obj, nil}
+	}
+	maps.Copy(cases, updates)
+	for name, c := range cases {
 		for _, user := range []authenticationv1.UserInfo{karmadaSA, alice} {
 			t.Run(name+"/"+user.Username, func(t *testing.T) {
 				h, _ := newTestHandler(t, newFakeLocator(), nil)
-				resp := roundTrip(t, h, admissionRequest("", user, obj, nil))
-				code, dec := decideViaLocate(t, h, user, obj, false)
+				op, old := admissionv1.Create, []byte("{}")
+				if c.old != nil {
+					op, old = admissionv1.Update, c.old
+				}
+				resp := roundTrip(t, h, admissionRequest(op, user, c.object, c.old))
+				code, dec := decideViaLocateOp(t, h, op, user, c.object, old, false)
 				if !resp.Allowed {
 					if code != int(resp.Result.Code) || dec.Error != resp.Result.Message {
 						t.Errorf("/mutate denied %d %q, /locate %d %q", resp.Result.Code, resp.Result.Message, code, dec.Error)
