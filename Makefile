@@ -18,9 +18,11 @@ GO_TEST_FLAGS ?= -count=1
 KIND_LAB := $(filter kind,$(LAB_PROVIDER))
 # LAB_KARMADA=upstream runs the unpatched build (its karmadactl joins the members).
 KARMADA_BUILD := $(if $(filter upstream,$(LAB_KARMADA)),build-upstream,build)
+# LAB_RESTORE=kyverno: the hermetic lab's members restore with Kyverno, built from its module.
+KYVERNO_BUILD := $(if $(and $(filter kyverno,$(LAB_RESTORE)),$(if $(KIND_LAB),,x)),kyverno,)
 
 .PHONY: lab-up
-lab-up: $(if $(KIND_LAB),kind-preflight kind-tools,) $(KARMADA_BUILD) $(if $(KIND_LAB),,lab-binaries) lab-cli flink-job ## Main job: build everything from source, then start the hermetic lab (Karmada + LAB_MEMBERS kwok members on 127.0.0.1). Idempotent. LAB_PROVIDER=kind: the kind lab (needs Docker).
+lab-up: $(if $(KIND_LAB),kind-preflight kind-tools,) $(KARMADA_BUILD) $(if $(KIND_LAB),,lab-binaries) $(KYVERNO_BUILD) lab-cli flink-job ## Main job: build everything from source, then start the hermetic lab (Karmada + LAB_MEMBERS kwok members on 127.0.0.1). Idempotent. LAB_PROVIDER=kind: the kind lab (needs Docker). LAB_RESTORE=kyverno: Kyverno restores (built first).
 	@$(LAB) up
 
 .PHONY: test
@@ -31,9 +33,10 @@ test: verify-series test-go test-flink verify-kwok-stages verify-apis lint verif
 LAB := $(OUTPUT)/bin/lab
 
 .PHONY: lab-cli
-lab-cli: ## Build the lab command (lab/cmd/lab), the link between Karmada and each member (lab/cmd/lab-link), the FlinkDeployment runner (lab/cmd/flink-runner) and the restore webhook (restore/) into _output/bin/.
+lab-cli: ## Build the lab command (lab/cmd/lab), the link between Karmada and each member (lab/cmd/lab-link), the pod that runs Kyverno (lab/cmd/lab-pod), the FlinkDeployment runner (lab/cmd/flink-runner) and the restore webhook (restore/) into _output/bin/.
 	@go build -o $(LAB) ./lab/cmd/lab
 	@go build -o $(OUTPUT)/bin/lab-link ./lab/cmd/lab-link
+	@go build -o $(OUTPUT)/bin/lab-pod ./lab/cmd/lab-pod
 	@go build -o $(OUTPUT)/bin/flink-runner ./lab/cmd/flink-runner
 	@go build -o $(OUTPUT)/bin/flink-restore-webhook ./restore/cmd/flink-restore-webhook
 
@@ -56,6 +59,10 @@ lab-clean: lab-cli ## lab-down, then remove _output/lab.
 .PHONY: lab-status
 lab-status: lab-cli ## Table of the lab's components: PID, address, healthy.
 	@$(LAB) status
+
+.PHONY: lab-restore
+lab-restore: $(if $(filter kyverno,$(MODE)),kyverno,) lab-cli ## Show, or switch with MODE=webhook|kyverno, how the hermetic lab's members restore a failed-over FlinkDeployment (the restore webhook, or Kyverno calling its /locate).
+	@$(LAB) restore $(MODE)
 
 .PHONY: lab-env
 lab-env: lab-cli ## Print the exports for kubectl, karmadactl and upstream's e2e (eval "$$(make -s lab-env)").
@@ -135,15 +142,15 @@ E2E_FLAGS = -v -tags e2e ./e2e/ -count=1 -timeout 90m -args -ginkgo.v -ginkgo.ju
 	-e2e.artifacts-folder=$(E2E_ARTIFACTS) $(if $(E2E_FOCUS),-ginkgo.focus="$(E2E_FOCUS)")
 
 .PHONY: e2e
-e2e: $(KARMADA_BUILD) $(if $(KIND_LAB),kind-preflight kind-tools flink-job,lab-binaries) lab-cli ## All e2e scenarios (narrow with E2E_LABELS='fault && !slow' or E2E_FOCUS=regexp); JUnit and artifacts in _output/e2e/<time>/.
+e2e: $(KARMADA_BUILD) $(if $(KIND_LAB),kind-preflight kind-tools flink-job,lab-binaries kyverno) lab-cli ## All e2e scenarios (narrow with E2E_LABELS='fault && !slow' or E2E_FOCUS=regexp); JUnit and artifacts in _output/e2e/<time>/.
 	@mkdir -p $(E2E_ARTIFACTS)
 	go test $(E2E_FLAGS) $(if $(E2E_LABELS),-ginkgo.label-filter="$(E2E_LABELS)")
 	@echo "e2e artifacts: $(E2E_ARTIFACTS)"
 
 .PHONY: flink-demo
-flink-demo: build lab-binaries lab-cli flink-job ## On the lab (started if needed, left running): a FlinkDeployment fails over when its member crashes and resumes from its latest checkpoint; prints the timeline and "restored from … (latest completed: chk-M) · missing=… · duplicated=… · reprocessed=… · rto=…". Fails unless nothing is missing or duplicated in the job's committed output.
+flink-demo: build lab-binaries $(KYVERNO_BUILD) lab-cli flink-job ## On the lab (started if needed, left running): a FlinkDeployment fails over when its member crashes and resumes from its latest checkpoint; prints the timeline and "restored from … (latest completed: chk-M) · missing=… · duplicated=… · reprocessed=… · rto=… · by webhook|kyverno" (LAB_RESTORE=kyverno: Kyverno restores; a running lab is switched). Fails unless nothing is missing or duplicated in the job's committed output.
 	@mkdir -p $(E2E_ARTIFACTS)
-	@rc=0; E2E_KEEP_LAB=1 go test $(E2E_FLAGS) -ginkgo.focus="Flink cluster failover: the member crashes" -ginkgo.label-filter=flink >$(E2E_ARTIFACTS)/flink-demo.log 2>&1 || rc=$$?; \
+	@rc=0; E2E_KEEP_LAB=1 go test $(E2E_FLAGS) -ginkgo.focus="^Flink cluster failover: the member crashes" -ginkgo.label-filter=flink >$(E2E_ARTIFACTS)/flink-demo.log 2>&1 || rc=$$?; \
 	  grep -E "STEP|restored from|FAIL|ok " $(E2E_ARTIFACTS)/flink-demo.log || true; \
 	  sed -n '/^## Flink/,$$p' $(E2E_ARTIFACTS)/report.md 2>/dev/null || true; \
 	  if [[ $$rc != 0 ]]; then echo "flink-demo: the scenario failed (log: $(E2E_ARTIFACTS)/flink-demo.log)"; exit $$rc; fi; \
@@ -247,7 +254,7 @@ lint: ## gofmt, go vet (and GOOS=darwin go vet of the process handling) and bash
 	@test -z "$$(gofmt -l $$(git ls-files -co --exclude-standard '*.go'))" || { gofmt -l $$(git ls-files -co --exclude-standard '*.go'); echo "gofmt: files above need formatting"; exit 1; }
 	go vet ./...
 	go vet -tags e2e ./e2e/...
-	GOOS=darwin go vet ./lab/internal/...
+	GOOS=darwin go vet ./lab/internal/... ./lab/cmd/lab-pod
 	@for f in $$(git ls-files -co --exclude-standard '*.sh') .ci/run; do bash -n "$$f" || exit 1; done
 	@echo "lint: ok"
 

@@ -120,6 +120,17 @@ type Builds interface {
 	ProcessPID(name string) (int, bool)
 }
 
+// RestoreModes is a lab whose members can change how they restore a failed-over
+// FlinkDeployment while it runs (config.RestoreWebhook or config.RestoreKyverno): the e2e
+// suite runs its Kyverno variants on the lab it is given. The hermetic lab is one.
+type RestoreModes interface {
+	// Restore is the members' current restore mode.
+	Restore() string
+	// SetRestore switches every member to mode and records it; it returns when the new
+	// path is ready to admit FlinkDeployments and the old one is gone.
+	SetRestore(ctx context.Context, mode string) error
+}
+
 // Unsupported returns the error of a provider that cannot inject fault, and why.
 func Unsupported(p config.Provider, fault Fault, why string) error {
 	return fmt.Errorf("%s on the %s lab: %w: %s", fault, p, ErrUnsupported, why)

@@ -50,6 +50,8 @@ func DiscoverBinaries(root string, flavour Flavour) Binaries {
 		SeaweedFS:                  pick("weed", "SEAWEEDFS_BIN"),
 		FlinkRunner:                pickFile("LAB_BIN_FLINK_RUNNER", filepath.Join(root, "_output", "bin", "flink-runner")),
 		Link:                       pickFile("LAB_BIN_LAB_LINK", filepath.Join(root, "_output", "bin", "lab-link")),
+		Pod:                        pickFile("LAB_BIN_LAB_POD", filepath.Join(root, "_output", "bin", "lab-pod")),
+		Kyverno:                    pick("kyverno", "KYVERNO_BIN"),
 		FlinkJar:                   pickFile("LAB_FLINK_JAR", filepath.Join(root, "lab", "flink", "target", "failover-lab-flink-job.jar")),
 		Java:                       lookJava(),
 		Etcd:                       pick("etcd", "ETCD_BIN"),

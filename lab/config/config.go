@@ -72,8 +72,13 @@ type Config struct {
 	ProviderSet bool
 	// Retain keeps a lab that failed to come up, for inspection (LAB_RETAIN=1).
 	Retain bool
-	// Restore is how the kind lab's members restore a failed-over FlinkDeployment:
-	// webhook (default) or kyverno (LAB_RESTORE).
+	// RestoreSet tells that LAB_RESTORE chose the restore mode (the e2e suite then
+	// switches a running hermetic lab to it).
+	RestoreSet bool
+	// Restore is how the members restore a failed-over FlinkDeployment (LAB_RESTORE):
+	// webhook (default: the restore webhook's /mutate) or kyverno (Kyverno's
+	// admission controller runs restore/deploy/kyverno-clusterpolicy.yaml, which
+	// asks the restore webhook's /locate).
 	Restore string
 	// FlinkCRD is the FlinkDeployment CRD the hermetic lab installs (LAB_FLINK_CRD). ""
 	// means the default: flink-kubernetes-operator's CRD as Karmada's tree ships it for its
@@ -105,6 +110,9 @@ type Ports struct {
 	// RestoreWebhook: member i's flink-restore-webhook (restore/), which its
 	// kube-apiserver calls, listens on RestoreWebhook+i.
 	RestoreWebhook int
+	// Kyverno: with LAB_RESTORE=kyverno, member i's Kyverno admission
+	// controller (in its lab pod) is published on Kyverno+i.
+	Kyverno int
 	// FlinkBase: member i's Flink processes get REST ports FlinkBase+100*i .. +49,
 	// and its FlinkDeployment runner a health port FlinkBase+100*i+99.
 	FlinkBase int
@@ -143,6 +151,9 @@ func (p Ports) FlinkRunnerHealth(i int) int { return p.FlinkBase + 100*i + 99 }
 // RestoreWebhookFor is the port of member i's restore webhook.
 func (p Ports) RestoreWebhookFor(i int) int { return p.RestoreWebhook + i }
 
+// KyvernoFor is the port of member i's Kyverno admission controller.
+func (p Ports) KyvernoFor(i int) int { return p.Kyverno + i }
+
 // S3 is the port of the lab's S3 endpoint (SeaweedFS).
 func (p Ports) S3() int { return p.S3Base + 6 }
 
@@ -172,9 +183,16 @@ func (p Ports) All(members int) map[int]string {
 		m[mp.LinkControl] = name + " lab-link (control)"
 		m[p.FlinkRunnerHealth(i)] = name + " flink-runner"
 		m[p.RestoreWebhookFor(i)] = name + " flink-restore-webhook"
+		m[p.KyvernoFor(i)] = name + " kyverno"
 	}
 	return m
 }
+
+// Restore modes (LAB_RESTORE).
+const (
+	RestoreWebhook = "webhook"
+	RestoreKyverno = "kyverno"
+)
 
 // Binaries are the programs the lab runs.
 type Binaries struct {
@@ -191,6 +209,10 @@ type Binaries struct {
 	FlinkRunner, FlinkJar, Java string
 	// Link is the forwarder between Karmada and each member (go build ./lab/cmd/lab-link).
 	Link string
+	// Pod runs a process as a pod would (go build ./lab/cmd/lab-pod): Kyverno's
+	// admission controller, which LAB_RESTORE=kyverno runs in every member
+	// (make kyverno builds it, and copies its CRDs to crds/ beside it).
+	Pod, Kyverno string
 	// KwokStages is the folder of kwok's default stages (node-initialize,
 	// node-heartbeat-with-lease, pod-ready, pod-complete, pod-delete) copied from
 	// the kwok module by hack/build-lab-binaries.sh; LAB_KWOK_STAGES overrides it.
@@ -259,6 +281,7 @@ func LoadProvider(root string, provider Provider) (*Config, error) {
 			S3Base:         24330,
 			FlinkBase:      26000,
 			RestoreWebhook: 24600,
+			Kyverno:        24650,
 			MemberBase:     25000,
 		},
 	}
@@ -269,9 +292,10 @@ func LoadProvider(root string, provider Provider) (*Config, error) {
 	}
 	c.Dir = env("LAB_DIR", dir)
 	c.Retain = env("LAB_RETAIN", "") == "1"
-	c.Restore = env("LAB_RESTORE", "webhook")
-	if c.Restore != "webhook" && c.Restore != "kyverno" {
-		return nil, fmt.Errorf("LAB_RESTORE=%q: want webhook (default) or kyverno", c.Restore)
+	c.RestoreSet = env("LAB_RESTORE", "") != ""
+	c.Restore = env("LAB_RESTORE", RestoreWebhook)
+	if c.Restore != RestoreWebhook && c.Restore != RestoreKyverno {
+		return nil, fmt.Errorf("LAB_RESTORE=%q: want %s (default) or %s", c.Restore, RestoreWebhook, RestoreKyverno)
 	}
 	c.FlinkCRD = env("LAB_FLINK_CRD", "")
 	var err error

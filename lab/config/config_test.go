@@ -48,8 +48,8 @@ func TestLoadDefaultsAndPortsAreDistinct(t *testing.T) {
 			t.Errorf("%s uses port %d inside the ephemeral range", who, p)
 		}
 	}
-	// 13 control-plane ports, 10 of SeaweedFS, and per member a runner and a restore webhook.
-	if want := count + 13 + 10 + 20 + 20; len(all) != want {
+	// 13 control-plane ports, 10 of SeaweedFS, and per member a runner, a restore webhook and Kyverno.
+	if want := count + 13 + 10 + 20 + 20 + 20; len(all) != want {
 		t.Fatalf("Ports.All(20) has %d ports, want %d distinct (a collision hides one)", len(all), want)
 	}
 }

@@ -265,7 +265,7 @@ func (l *Lab) installRestore(ctx context.Context) error {
 			if err := l.helmInstall(ctx, m, Kyverno); err != nil {
 				return err
 			}
-			src, old, repl = "kyverno-clusterpolicy.yaml", "{{caBundle-PEM}}", indentPEM(string(caPEM), "                ")
+			src, old, repl = "kyverno-clusterpolicy.yaml", "{{caBundle-PEM}}", manifest.IndentPEM(string(caPEM), "                ")
 		default:
 			src, old, repl = "mutatingwebhookconfiguration-kind.yaml", "{{caBundle}}", strings.TrimSpace(caB64)
 		}
@@ -278,12 +278,6 @@ func (l *Lab) installRestore(ctx context.Context) error {
 		}
 	}
 	return l.renderFlinkDemo(creds)
-}
-
-// indentPEM indents every line of a PEM block but the first (the placeholder
-// sits in a YAML block scalar at that indentation).
-func indentPEM(pem, indent string) string {
-	return strings.ReplaceAll(strings.TrimSpace(pem), "\n", "\n"+indent)
 }
 
 func (l *Lab) renderFlinkDemo(creds *S3Credentials) error {

@@ -32,8 +32,8 @@ import (
 
 // Restore modes (LAB_RESTORE).
 const (
-	RestoreWebhook = "webhook"
-	RestoreKyverno = "kyverno"
+	RestoreWebhook = config.RestoreWebhook
+	RestoreKyverno = config.RestoreKyverno
 )
 
 // Lab is a kind lab.

@@ -1,6 +1,8 @@
 package kind
 
 import (
+	"github.com/karmada-failover/lab/lab/internal/manifest"
+
 	"encoding/base64"
 	"os"
 	"path/filepath"
@@ -42,7 +44,7 @@ func renderedManifests(t *testing.T, cfg *config.Config) map[string][]byte {
 	ca := "-----BEGIN CERTIFICATE-----\nMIIBsample\n-----END CERTIFICATE-----"
 	for src, repl := range map[string][2]string{
 		"mutatingwebhookconfiguration-kind.yaml": {"{{caBundle}}", base64.StdEncoding.EncodeToString([]byte(ca))},
-		"kyverno-clusterpolicy.yaml":             {"{{caBundle-PEM}}", indentPEM(ca, "                ")},
+		"kyverno-clusterpolicy.yaml":             {"{{caBundle-PEM}}", manifest.IndentPEM(ca, "                ")},
 	} {
 		b, err := os.ReadFile(filepath.Join(cfg.Root, "restore", "deploy", src))
 		if err != nil {

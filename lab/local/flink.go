@@ -134,23 +134,31 @@ func (l *Lab) stopRestoreWebhook(member string) error {
 }
 
 // startMemberFlink starts what runs in a member for Flink: its restore webhook,
-// then its runner (StartCluster, for a member that ran them before it stopped).
+// its Kyverno (LAB_RESTORE=kyverno), then its runner (StartCluster, for a member that ran them before it stopped).
 func (l *Lab) startMemberFlink(ctx context.Context, member string) error {
 	if err := l.startRestoreWebhook(ctx, member); err != nil {
 		return err
 	}
+	if l.restoreMode() == config.RestoreKyverno {
+		if err := l.startKyverno(ctx, member); err != nil {
+			return err
+		}
+	}
 	return l.startRunner(ctx, member, -1)
 }
 
-// stopMemberFlink stops member's runner (and with it its Flink processes) and
-// its restore webhook.
+// stopMemberFlink stops member's runner (and with it its Flink processes), its
+// Kyverno and its restore webhook.
 func (l *Lab) stopMemberFlink(member string) error {
-	return errors.Join(l.stopRunner(member), l.stopRestoreWebhook(member))
+	return errors.Join(l.stopRunner(member), l.stopKyverno(member), l.stopRestoreWebhook(member))
 }
 
 // installFlink installs the CRD in Karmada and every member, and in every
-// member starts its restore webhook, registers it and starts the runner.
+// member starts its restore webhook, registers it (or, LAB_RESTORE=kyverno, sets
+// up Kyverno and its ClusterPolicy, which calls the webhook's /locate) and
+// starts the runner.
 func (l *Lab) installFlink(ctx context.Context, members []string) error {
+	mode := l.restoreMode()
 	ca, err := l.caBundle()
 	if err != nil {
 		return err
@@ -178,7 +186,11 @@ func (l *Lab) installFlink(ctx context.Context, members []string) error {
 		if err := l.waitEstablished(ctx, l.Cfg.MembersKubeconfig(), m, flink.CRDName); err != nil {
 			return err
 		}
-		if err := l.kubectlMember(ctx, m, "apply", "--server-side", "-f", webhookConfig); err != nil {
+		if mode == config.RestoreKyverno {
+			if err := l.setUpKyverno(ctx, m); err != nil {
+				return err
+			}
+		} else if err := l.kubectlMember(ctx, m, "apply", "--server-side", "-f", webhookConfig); err != nil {
 			return err
 		}
 		if err := l.startRunner(ctx, m, -1); err != nil {

@@ -42,6 +42,7 @@ func (l *Lab) State() (*lab.State, error) { return lab.ReadState(l.Cfg) }
 var (
 	_ lab.Provider        = (*Lab)(nil)
 	_ lab.Builds          = (*Lab)(nil)
+	_ lab.RestoreModes    = (*Lab)(nil)
 	_ lab.CheckpointStore = (*Lab)(nil)
 )
 
@@ -95,6 +96,14 @@ func (l *Lab) Up(ctx context.Context, o lab.UpOptions) error {
 			return fmt.Errorf("the FlinkDeployment CRD (LAB_FLINK_CRD): %w", err)
 		}
 	}
+	if l.Cfg.Restore == config.RestoreKyverno {
+		if !l.FlinkEnabled() {
+			return fmt.Errorf("LAB_RESTORE=kyverno restores FlinkDeployments, but Flink is left out: missing %s", l.FlinkDisabledReason())
+		}
+		if err := l.kyvernoReady(); err != nil {
+			return err
+		}
+	}
 	var busy []string
 	for port, user := range l.Cfg.Ports.All(l.Cfg.Members) {
 		if !proc.PortFree(config.Host, port) {
@@ -129,6 +138,7 @@ func (l *Lab) Up(ctx context.Context, o lab.UpOptions) error {
 	}
 	st := lab.NewState(l.Cfg)
 	st.FlinkRunner = l.FlinkEnabled()
+	st.Restore = l.Cfg.Restore
 	st.FlinkOutputDir = l.Cfg.FlinkOutputDir()
 	st.Logs = []string{l.Cfg.LogDir(), filepath.Join(l.Cfg.KwokDir(), "clusters")}
 	if err := l.writeState(st); err != nil {
@@ -385,6 +395,7 @@ func (l *Lab) Status(ctx context.Context) ([]lab.ComponentStatus, error) {
 			}
 		}
 	}
+	mode := l.restoreMode()
 	entries, _ := os.ReadDir(filepath.Join(l.Cfg.KwokDir(), "clusters"))
 	for _, e := range entries {
 		if !e.IsDir() {
@@ -417,7 +428,11 @@ func (l *Lab) Status(ctx context.Context) ([]lab.ComponentStatus, error) {
 				{"lab-link", linkName(name), linkAddr, proc.Probe{URL: "http://" + control + "/healthz"}},
 				{"flink-runner", runnerName(name), runner, proc.Probe{URL: "http://" + runner + "/healthz"}},
 				{"flink-restore-webhook", restoreWebhookName(name), webhook, proc.Probe{URL: "https://" + webhook + "/healthz", CAFile: ca}},
+				{"kyverno", kyvernoName(name), hostPort(p.KyvernoFor(i)), proc.Probe{URL: "https://" + hostPort(p.KyvernoFor(i)) + "/health/liveness", CAFile: ca}},
 			} {
+				if c.component == "kyverno" && mode != config.RestoreKyverno {
+					continue // not part of this lab now (make lab-restore)
+				}
 				row, ok := l.processStatus(ctx, name+"/"+c.component, c.process, c.addr, c.probe)
 				if !ok {
 					continue

@@ -454,7 +454,7 @@ func (l *Lab) StopCluster(ctx context.Context, name string, graceful bool) error
 // recorded PID is not running.
 func (l *Lab) crashMember(name string, pids map[string]int) error {
 	var errs []error
-	for _, p := range []string{runnerName(name), restoreWebhookName(name)} {
+	for _, p := range []string{runnerName(name), kyvernoName(name), restoreWebhookName(name)} {
 		if _, running := l.Proc.Running(p); running {
 			errs = append(errs, l.Proc.Kill(p))
 		}

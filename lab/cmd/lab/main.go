@@ -63,7 +63,7 @@ func usage() error {
 	return errors.New(`usage: lab up | down | clean | status | env | member stop NAME [--graceful] | member start NAME |
        member partition|heal NAME | member flap NAME [--period 5s] [--for 1m] |
        taint NAME KEY[=VALUE]:EFFECT [--remove] | cluster out-of-service NAME [--remove] | fail-pods --cluster NAME --namespace NS --selector SEL [--heal] |
-       kwok-stages | flink verify NAMESPACE/NAME [--json]`)
+       kwok-stages | flink verify NAMESPACE/NAME [--json] | restore [webhook|kyverno]`)
 }
 
 func run(args []string) error {
@@ -210,6 +210,21 @@ func run(args []string) error {
 			return usage()
 		}
 		return verifyFlinkOutput(cfg, args[2:])
+	case "restore":
+		// Show or switch how the members restore a failed-over FlinkDeployment.
+		r, ok := p.(lab.RestoreModes)
+		if !ok {
+			return fmt.Errorf("the %s lab chooses its restore mode when it comes up (LAB_RESTORE)", p.Name())
+		}
+		if len(args) == 2 {
+			if err := r.SetRestore(ctx, args[1]); err != nil {
+				return err
+			}
+		} else if len(args) != 1 {
+			return usage()
+		}
+		fmt.Printf("The members restore with %s.\n", r.Restore())
+		return nil
 	case "fail-pods":
 		fs := flag.NewFlagSet("fail-pods", flag.ContinueOnError)
 		cluster := fs.String("cluster", "", "member cluster")

@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strings"
 )
 
 // placeholder is a placeholder left unrendered: {{word}}, without spaces or dots.
@@ -59,4 +60,10 @@ func Values(values map[string]any) []string {
 		pairs = append(pairs, "{{"+k+"}}", fmt.Sprint(v))
 	}
 	return pairs
+}
+
+// IndentPEM indents every line of a PEM block but the first, for a placeholder that sits
+// in a YAML block scalar at that indentation (restore/deploy's {{caBundle-PEM}}).
+func IndentPEM(pem, indent string) string {
+	return strings.ReplaceAll(strings.TrimSpace(pem), "\n", "\n"+indent)
 }

@@ -27,6 +27,9 @@ const (
 	AggregatedAPIServer = "karmada-aggregated-apiserver"
 	Webhook             = "karmada-webhook"
 	RestoreWebhook      = "flink-restore-webhook"
+	// Kyverno is the serving pair of Kyverno's admission controller
+	// (LAB_RESTORE=kyverno), given to it in a Secret it does not manage.
+	Kyverno = "kyverno"
 	// RestoreWebhookClient is the client certificate the members' API servers
 	// present to the restore webhook (their AdmissionConfiguration).
 	RestoreWebhookClient = "flink-restore-webhook-client"
@@ -75,6 +78,7 @@ func Generate(dir, host string) error {
 		{AggregatedAPIServer, CA, "karmada-aggregated-apiserver", nil, server, []string{"localhost", AggregatedAPIServerServiceName}},
 		{Webhook, CA, "karmada-webhook", nil, server, []string{"localhost", "karmada-webhook.karmada-system.svc"}},
 		{RestoreWebhook, CA, "flink-restore-webhook", nil, server, []string{"localhost"}},
+		{Kyverno, CA, "kyverno-svc", nil, server, []string{"localhost", "kyverno-svc", "kyverno-svc.kyverno", "kyverno-svc.kyverno.svc"}},
 		{RestoreWebhookClient, CA, RestoreWebhookClientCN, nil, client, nil},
 	}
 	for _, l := range leaves {
