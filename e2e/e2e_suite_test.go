@@ -9,6 +9,7 @@ package e2e
 import (
 	"context"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -52,6 +53,18 @@ var _ = SynchronizedBeforeSuite(func(ctx SpecContext) []byte {
 		By("bringing the " + string(p.Name()) + " lab up (it was not up)")
 		Expect(p.Up(ctx, labapi.UpOptions{Out: GinkgoWriter, Retain: p.Config().Retain})).To(Succeed())
 		broughtUp = true
+	}
+	// LAB_RESTORE=kyverno make flink-demo on a running lab: restore as asked.
+	if cfg := p.Config(); cfg.RestoreSet {
+		r, ok := p.(labapi.RestoreModes)
+		switch st, _ := p.State(); {
+		case ok && r.Restore() != cfg.Restore:
+			By("switching the members' restore path to " + cfg.Restore + " (LAB_RESTORE)")
+			Expect(r.SetRestore(ctx, cfg.Restore)).To(Succeed())
+		case !ok && st != nil && st.Restore != cfg.Restore:
+			Fail(fmt.Sprintf("LAB_RESTORE=%s, but the running %s lab restores with %s and chooses it when it comes up: make lab-down, then LAB_RESTORE=%s make lab-up",
+				cfg.Restore, p.Name(), st.Restore, cfg.Restore))
+		}
 	}
 	return nil
 }, func(ctx SpecContext, _ []byte) {

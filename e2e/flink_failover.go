@@ -20,6 +20,7 @@ import (
 	policyv1alpha1 "github.com/karmada-io/karmada/pkg/apis/policy/v1alpha1"
 
 	"github.com/karmada-failover/lab/e2e/framework"
+	"github.com/karmada-failover/lab/lab/config"
 )
 
 // jobIDLabel carries the Flink jobId to the destination (the restore webhook's
@@ -182,6 +183,7 @@ func FlinkFailoverSpec(ctx context.Context, inputGetter func() FlinkFailoverSpec
 
 		By("following the job to the destination")
 		var decision, restoredPath, replaced string
+		var arrived map[string]string
 		var now framework.FlinkJobStatus
 		moved, err := framework.WaitForFailover(ctx, framework.FailoverInput{
 			Lab: input.Lab, Namespace: e.ns, Name: name, Kind: "FlinkDeployment", Source: source, Timeline: e.timeline,
@@ -192,7 +194,8 @@ func FlinkFailoverSpec(ctx context.Context, inputGetter func() FlinkFailoverSpec
 					return err
 				}
 				e.timeline.Mark("FlinkDeployment applied on " + dest)
-				decision = fd.GetAnnotations()["restore.lab.karmada.io/decision"]
+				arrived = fd.GetAnnotations()
+				decision = arrived[decisionAnnotation]
 				// The webhook's record of what it set: Karmada may re-apply the template
 				// later (spec.job.initialSavepointPath is read only on the first deployment).
 				restoredPath = fd.GetAnnotations()["restore.lab.karmada.io/checkpoint"]
@@ -214,8 +217,9 @@ func FlinkFailoverSpec(ctx context.Context, inputGetter func() FlinkFailoverSpec
 			Expect(restoredPath).NotTo(Equal(stale.LatestCompleted), "no rewind to the template's checkpoint")
 		}
 		Expect(decision).To(Equal(wantDecision), "the restore webhook's decision on %s", dest)
+		expectMutatedBy(input.Lab, arrived)
 		Expect(restoredPath).To(HavePrefix(checkpointDir+"/"+old.JobID+"/chk-"), "restored from the old job's checkpoints")
-		e.timeline.Mark("webhook: restore from " + restoredPath[strings.LastIndex(restoredPath, "/")+1:])
+		e.timeline.Mark(restoreMode(input.Lab) + ": restore from " + restoredPath[strings.LastIndex(restoredPath, "/")+1:])
 
 		By("checking Flink restored that checkpoint, and that it is the latest the old job completed")
 		newREST := now.REST
@@ -276,8 +280,8 @@ func FlinkFailoverSpec(ctx context.Context, inputGetter func() FlinkFailoverSpec
 			RTO:         rto, RestoredID: restored.RestoredID, LatestID: latest,
 			Missing: report.Missing, Duplicated: report.Duplicated, Reprocessed: report.Reprocessed,
 		})).To(Succeed())
-		summary := fmt.Sprintf("restored from %s (latest completed: chk-%d) · missing=%d · duplicated=%d · reprocessed=%d · rto=%.0fs",
-			restoredPath, latest, report.Missing, report.Duplicated, report.Reprocessed, rto)
+		summary := fmt.Sprintf("restored from %s (latest completed: chk-%d) · missing=%d · duplicated=%d · reprocessed=%d · rto=%.0fs · by %s",
+			restoredPath, latest, report.Missing, report.Duplicated, report.Reprocessed, rto, restoreMode(input.Lab))
 		AddReportEntry("flink failover", summary)
 		fmt.Fprintln(GinkgoWriter, summary)
 		e.timeline.Title += " — " + summary
@@ -417,12 +421,7 @@ func ForgedMarkerSpec(ctx context.Context, inputGetter func() ForgedMarkerSpecIn
 	})
 
 	It("does not restore another job's state for a marker forged by a user", func(ctx SpecContext) {
-		m := input.Lab.Member(input.Cluster)
-		// Karmada created the namespace in the member; wait for it.
-		e.eventually(ctx, "wait-available", func(ctx context.Context) error {
-			_, err := m.Kube().CoreV1().Namespaces().Get(ctx, e.ns, metav1.GetOptions{})
-			return err
-		}).Should(Succeed())
+		fds := e.flinkInMember(ctx, input.Lab.Member(input.Cluster))
 		forged := func(time string) *unstructured.Unstructured {
 			fd := framework.NewFlinkDeployment(e.ns, name, "s3://flink-checkpoints/"+e.ns+"/"+name)
 			fd.SetLabels(map[string]string{framework.FailoverReasonLabel: "ClusterFailure", jobIDLabel: "0123456789abcdef0123456789abcdef"})
@@ -431,18 +430,23 @@ func ForgedMarkerSpec(ctx context.Context, inputGetter func() ForgedMarkerSpecIn
 			}
 			return fd
 		}
-		fds := m.Dynamic().Resource(framework.FlinkDeploymentGVR).Namespace(e.ns)
 		By("a fresh forged marker: the create is refused")
 		_, err := fds.Create(ctx, forged(""), metav1.CreateOptions{})
 		Expect(err).To(HaveOccurred())
-		Expect(apierrors.IsForbidden(err)).To(BeTrue(), "want 403 Forbidden, got %v", err)
+		if restoreMode(input.Lab) == config.RestoreKyverno {
+			// Kyverno denies with the policy's name and /locate's answer.
+			Expect(err.Error()).To(And(ContainSubstring("flink-restore-from-latest-checkpoint"), ContainSubstring("HTTP 403")), "Kyverno's policy refused it: /locate answered 403")
+		} else {
+			Expect(apierrors.IsForbidden(err)).To(BeTrue(), "want 403 Forbidden, got %v", err)
+		}
 		Expect(err.Error()).To(ContainSubstring("Karmada"), "the message names the identity the webhook honours")
 
 		By("a forged marker older than the webhook's grace: admitted without state")
 		created, err := fds.Create(ctx, forged(metav1.Now().Add(-24*time.Hour).UTC().Format(time.RFC3339)), metav1.CreateOptions{})
 		Expect(err).NotTo(HaveOccurred())
 		e.cleanups = append(e.cleanups, func(ctx context.Context) { _ = fds.Delete(ctx, name, metav1.DeleteOptions{}) })
-		Expect(created.GetAnnotations()).To(HaveKeyWithValue("restore.lab.karmada.io/decision", "ignored-untrusted-marker"))
+		Expect(created.GetAnnotations()).To(HaveKeyWithValue(decisionAnnotation, "ignored-untrusted-marker"))
+		expectMutatedBy(input.Lab, created.GetAnnotations())
 		path, _, _ := unstructured.NestedString(created.Object, "spec", "job", "initialSavepointPath")
 		Expect(path).To(BeEmpty())
 	})

@@ -12,13 +12,15 @@ import (
 	policyv1alpha1 "github.com/karmada-io/karmada/pkg/apis/policy/v1alpha1"
 
 	"github.com/karmada-failover/lab/e2e/framework"
+	"github.com/karmada-failover/lab/lab/config"
 )
 
 // Labels: smoke (fast) and ci (the failovers every CI run proves), both run by
 // `make test` (make e2e-smoke); lab (needs a running lab), fault
 // (injects a failure), crash (a member crashes: SIGKILL, no grace), partition
 // (Karmada loses the network to a member that keeps running), slow (a
-// minute or more), flink (runs Flink).
+// minute or more), flink (runs Flink), kyverno (Kyverno restores: the
+// hermetic lab switches to it for those specs).
 //
 // Specs run in the order written (Ordered is not needed: each spec leaves every
 // member Ready and untainted, and owns its namespace).
@@ -201,6 +203,46 @@ var _ = Describe("Flink failover without state, and a job id label forged in the
 var _ = Describe("Bad input: a user forges the failover marker on a FlinkDeployment", Label("lab", "flink"), func() {
 	ForgedMarkerSpec(context.TODO(), func() ForgedMarkerSpecInput {
 		return ForgedMarkerSpecInput{E2EConfig: e2eConfig, Lab: lab, ArtifactFolder: artifacts, Cluster: members(0)[0]}
+	})
+})
+
+var _ = Describe("Bad input carried by Karmada: a job id that is not 32 hex characters, a checkpoint directory outside the namespace's prefix", Label("lab", "flink"), func() {
+	BadCarriedStateSpec(context.TODO(), func() BadCarriedStateSpecInput {
+		return BadCarriedStateSpecInput{E2EConfig: e2eConfig, Lab: lab, ArtifactFolder: artifacts, Cluster: members(1)[0]}
+	})
+})
+
+// The seed users' own restore path: Kyverno's admission controller runs
+// restore/deploy/kyverno-clusterpolicy.yaml, which asks the restore webhook's
+// /locate. The hermetic lab switches its members to Kyverno for these specs
+// and back (make lab-restore); a lab brought up with LAB_RESTORE=kyverno runs
+// every Flink spec with Kyverno.
+var _ = Describe("Restored by Kyverno", Label("lab", "flink", "kyverno"), Ordered, ContinueOnFailure, func() {
+	withRestore(config.RestoreKyverno)
+
+	Describe("Flink cluster failover: the member crashes", Label("fault", "crash", "slow"), func() {
+		FlinkFailoverSpec(context.TODO(), func() FlinkFailoverSpecInput {
+			return FlinkFailoverSpecInput{E2EConfig: e2eConfig, Lab: lab, ArtifactFolder: artifacts, Trigger: TriggerStopCluster, Candidates: members(0, 1)}
+		})
+	})
+
+	Describe("Flink application failover with a stale initialSavepointPath in the template", Label("fault", "slow"), func() {
+		FlinkFailoverSpec(context.TODO(), func() FlinkFailoverSpecInput {
+			return FlinkFailoverSpecInput{E2EConfig: e2eConfig, Lab: lab, ArtifactFolder: artifacts, Trigger: TriggerFlinkStarved, Candidates: members(1, 2),
+				StaleUserSavepoint: true}
+		})
+	})
+
+	Describe("Bad input: a user forges the failover marker on a FlinkDeployment", func() {
+		ForgedMarkerSpec(context.TODO(), func() ForgedMarkerSpecInput {
+			return ForgedMarkerSpecInput{E2EConfig: e2eConfig, Lab: lab, ArtifactFolder: artifacts, Cluster: members(0)[0]}
+		})
+	})
+
+	Describe("Bad input carried by Karmada: a job id that is not 32 hex characters, a checkpoint directory outside the namespace's prefix", func() {
+		BadCarriedStateSpec(context.TODO(), func() BadCarriedStateSpecInput {
+			return BadCarriedStateSpecInput{E2EConfig: e2eConfig, Lab: lab, ArtifactFolder: artifacts, Cluster: members(1)[0]}
+		})
 	})
 })
 
