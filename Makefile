@@ -133,6 +133,10 @@ bench: build build-upstream lab-binaries lab-cli ## Failover cost, upstream vs p
 bench-report: ## The tables of docs/benchmarks.md from a benchmark result (BENCH_RESULT=_output/bench/result.json): medians with min–max, per-round ratios, the writes that differ.
 	@go run ./bench report $(or $(BENCH_RESULT),_output/bench/result.json)
 
+.PHONY: bench-admission
+bench-admission: kyverno lab-cli ## On the running hermetic lab: what a member's API server pays to admit a FlinkDeployment on each restore path, the restore webhook against Kyverno, in one run (BENCH_ADMISSION_N=200 dry-run creates per path, object and round; 2 rounds); latency, the API server's webhook histogram, resident memory. Result: _output/bench/admission.json.
+	@go run ./bench admission -n $(or $(BENCH_ADMISSION_N),200)
+
 ##@ End-to-end (E2E_LABELS, E2E_FOCUS; the suite brings the lab up when it is not up, and down again)
 
 ifndef E2E_ARTIFACTS

@@ -149,6 +149,15 @@ func main() {
 		}
 		return
 	}
+	if len(os.Args) > 1 && os.Args[1] == "admission" {
+		// The restore webhook against Kyverno in a member's API server (docs/benchmarks.md).
+		klog.LogToStderr(false)
+		if err := admission(os.Stdout, os.Args[2:]); err != nil {
+			fmt.Fprintln(os.Stderr, "ERROR:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if len(os.Args) > 2 && os.Args[1] == "plot" {
 		if err := plot(os.Args[2], os.Args[3:]); err != nil {
 			fmt.Fprintln(os.Stderr, "ERROR:", err)
