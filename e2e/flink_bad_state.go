@@ -16,6 +16,7 @@ import (
 	"k8s.io/client-go/dynamic"
 
 	"github.com/karmada-failover/lab/e2e/framework"
+	labapi "github.com/karmada-failover/lab/lab"
 	"github.com/karmada-failover/lab/lab/config"
 )
 
@@ -32,7 +33,9 @@ type BadCarriedStateSpecInput = ForgedMarkerSpecInput
 //     label, and nothing is created;
 //   - a checkpoint directory outside the namespace's prefix
 //     (s3://flink-checkpoints/<namespace>/): refused, naming the prefix, so a
-//     namespace never restores another namespace's job.
+//     namespace never restores another namespace's job;
+//   - the checkpoint store unreachable (the lab stops it): refused, the
+//     documented failure policy (Karmada retries; nothing starts without state).
 func BadCarriedStateSpec(ctx context.Context, inputGetter func() BadCarriedStateSpecInput) {
 	var (
 		input BadCarriedStateSpecInput
@@ -86,6 +89,17 @@ func BadCarriedStateSpec(ctx context.Context, inputGetter func() BadCarriedState
 		By("a checkpoint directory in another namespace's prefix")
 		refused(carried("other-prefix", "s3://flink-checkpoints/another-namespace/job", "0123456789abcdef0123456789abcdef"),
 			"s3://flink-checkpoints/"+e.ns+"/")
+
+		if err := input.Lab.Provider.Supports(labapi.FaultStopCheckpointStore); err != nil {
+			fmt.Fprintf(GinkgoWriter, "not checked: the checkpoint store unreachable (%v)\n", err)
+			return
+		}
+		By("the checkpoint store unreachable: refused (failurePolicy Fail; Karmada retries the create)")
+		Expect(input.Lab.Provider.StopCheckpointStore(ctx, true)).To(Succeed())
+		e.cleanups = append(e.cleanups, func(ctx context.Context) { _ = input.Lab.Provider.StopCheckpointStore(ctx, false) })
+		refused(carried("store-down", "s3://flink-checkpoints/"+e.ns+"/store-down", "0123456789abcdef0123456789abcdef"),
+			"checkpoint lookup for")
+		Expect(input.Lab.Provider.StopCheckpointStore(ctx, false)).To(Succeed())
 	})
 
 	AfterEach(func(ctx SpecContext) { e.finish(ctx) }, NodeTimeout(finishTimeout))

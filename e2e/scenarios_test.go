@@ -206,7 +206,7 @@ var _ = Describe("Bad input: a user forges the failover marker on a FlinkDeploym
 	})
 })
 
-var _ = Describe("Bad input carried by Karmada: a job id that is not 32 hex characters, a checkpoint directory outside the namespace's prefix", Label("lab", "flink"), func() {
+var _ = Describe("Bad input carried by Karmada: a job id that is not 32 hex characters, a checkpoint directory outside the namespace's prefix, the checkpoint store down", Label("lab", "flink", "fault"), func() {
 	BadCarriedStateSpec(context.TODO(), func() BadCarriedStateSpecInput {
 		return BadCarriedStateSpecInput{E2EConfig: e2eConfig, Lab: lab, ArtifactFolder: artifacts, Cluster: members(1)[0]}
 	})
@@ -239,7 +239,7 @@ var _ = Describe("Restored by Kyverno", Label("lab", "flink", "kyverno"), Ordere
 		})
 	})
 
-	Describe("Bad input carried by Karmada: a job id that is not 32 hex characters, a checkpoint directory outside the namespace's prefix", func() {
+	Describe("Bad input carried by Karmada: a job id that is not 32 hex characters, a checkpoint directory outside the namespace's prefix, the checkpoint store down", Label("fault"), func() {
 		BadCarriedStateSpec(context.TODO(), func() BadCarriedStateSpecInput {
 			return BadCarriedStateSpecInput{E2EConfig: e2eConfig, Lab: lab, ArtifactFolder: artifacts, Cluster: members(1)[0]}
 		})

@@ -70,6 +70,9 @@ const (
 	FaultFailPods Fault = "fail-pods"
 	// FaultStarveFlink takes the task slots of a member's Flink jobs away (StarveFlink).
 	FaultStarveFlink Fault = "starve-flink"
+	// FaultStopCheckpointStore makes the lab's S3 checkpoint store unreachable
+	// (StopCheckpointStore).
+	FaultStopCheckpointStore Fault = "stop-checkpoint-store"
 )
 
 // Faults are how a member is made to fail and recover.
@@ -91,6 +94,9 @@ type Faults interface {
 	// StarveFlink takes the task slots of a member's Flink jobs away (their TaskManagers are
 	// lost: jobs stay CREATED), or gives them back.
 	StarveFlink(ctx context.Context, cluster string, starve bool) error
+	// StopCheckpointStore stops the lab's S3 checkpoint store (connections to it are
+	// refused), or starts it again with its data.
+	StopCheckpointStore(ctx context.Context, stop bool) error
 }
 
 // Controller is the lifecycle of karmada-controller-manager, which scenarios stop and start

@@ -26,6 +26,8 @@ func (l *Lab) Supports(fault lab.Fault) error {
 		return lab.Unsupported(config.ProviderKind, fault, "making pods unready is done by the hermetic lab's kwok chaos stage; kind runs real containers")
 	case lab.FaultStarveFlink:
 		return lab.Unsupported(config.ProviderKind, fault, "the kind lab runs the flink-kubernetes-operator, whose task slots the lab does not take away")
+	case lab.FaultStopCheckpointStore:
+		return lab.Unsupported(config.ProviderKind, fault, "the kind lab's MinIO runs in a cluster; the lab does not stop it")
 	}
 	return nil
 }
@@ -33,6 +35,11 @@ func (l *Lab) Supports(fault lab.Fault) error {
 // FailPods is not available: the kind lab's pods are real containers.
 func (l *Lab) FailPods(context.Context, string, string, string, bool) (int, error) {
 	return 0, l.Supports(lab.FaultFailPods)
+}
+
+// StopCheckpointStore is not available on the kind lab.
+func (l *Lab) StopCheckpointStore(context.Context, bool) error {
+	return l.Supports(lab.FaultStopCheckpointStore)
 }
 
 // StarveFlink is not available on the kind lab.
