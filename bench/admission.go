@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"flag"
@@ -24,7 +23,6 @@ import (
 	"github.com/karmada-failover/lab/e2e/framework"
 	labapi "github.com/karmada-failover/lab/lab"
 	"github.com/karmada-failover/lab/lab/config"
-	"github.com/karmada-failover/lab/lab/providers"
 	"github.com/karmada-failover/lab/restore/webhook"
 )
 
@@ -84,12 +82,7 @@ func admission(w io.Writer, args []string) error {
 		return err
 	}
 	ctx := context.Background()
-	root, _ := os.Getwd()
-	cfg, err := config.Load(root)
-	if err != nil {
-		return err
-	}
-	p, err := providers.New(cfg)
+	_, p, st, fl, err := openLab()
 	if err != nil {
 		return err
 	}
@@ -98,13 +91,8 @@ func admission(w io.Writer, args []string) error {
 	if !ok || !ok2 {
 		return fmt.Errorf("the admission benchmark switches a running lab between its restore paths and reads its processes: the hermetic lab; the %s lab cannot", p.Name())
 	}
-	st, err := p.State()
-	if err != nil || !st.Ready || !st.FlinkRunner {
-		return fmt.Errorf("the lab is not up with Flink: run make lab-up first")
-	}
-	fl, err := framework.NewLab(cfg.KarmadaKubeconfig(), cfg.MembersKubeconfig(), p, st)
-	if err != nil {
-		return err
+	if !st.FlinkRunner {
+		return fmt.Errorf("the lab runs no Flink: nothing restores FlinkDeployments there")
 	}
 	m := fl.Member(*member)
 	if m == nil {
@@ -270,16 +258,9 @@ var webhookLine = regexp.MustCompile(`^apiserver_admission_webhook_admission_dur
 // webhookAdmission sums the API server's time in mutating webhooks on CREATE
 // (seconds) and the number of those calls.
 func webhookAdmission(ctx context.Context, m *framework.ClusterProxy) (sum, count float64, err error) {
-	raw, err := m.Kube().CoreV1().RESTClient().Get().AbsPath("/metrics").DoRaw(ctx)
-	if err != nil {
-		return 0, 0, fmt.Errorf("%s /metrics: %w", m.Name, err)
-	}
-	s := bufio.NewScanner(strings.NewReader(string(raw)))
-	s.Buffer(make([]byte, 1<<20), 1<<20)
-	for s.Scan() {
-		g := webhookLine.FindStringSubmatch(s.Text())
-		if g == nil || !strings.Contains(g[2], `operation="CREATE"`) || !strings.Contains(g[2], `type="admit"`) {
-			continue
+	err = scrapeMetrics(ctx, m, webhookLine, func(g []string) {
+		if !strings.Contains(g[2], `operation="CREATE"`) || !strings.Contains(g[2], `type="admit"`) {
+			return
 		}
 		v, _ := strconv.ParseFloat(g[3], 64)
 		if g[1] == "sum" {
@@ -287,24 +268,15 @@ func webhookAdmission(ctx context.Context, m *framework.ClusterProxy) (sum, coun
 		} else {
 			count += v
 		}
-	}
-	return sum, count, s.Err()
+	})
+	return sum, count, err
 }
 
 // treeRSS is the resident memory (KiB) of pid and its descendants.
 func treeRSS(pid int) int64 {
 	var total int64
 	for _, p := range append([]int{pid}, descendants(pid)...) {
-		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", p))
-		if err != nil {
-			continue
-		}
-		for _, l := range strings.Split(string(b), "\n") {
-			if strings.HasPrefix(l, "VmRSS:") {
-				v, _ := strconv.ParseInt(strings.Fields(l)[1], 10, 64)
-				total += v
-			}
-		}
+		total += procStatusKiB(p, "VmRSS")
 	}
 	return total
 }

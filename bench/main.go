@@ -177,28 +177,37 @@ func main() {
 	}
 }
 
-func run(n, rounds int, out string, resume bool) error {
-	ctx := context.Background()
+// openLab opens the running lab of this repository (the current folder) for a benchmark.
+func openLab() (*config.Config, labapi.Provider, *labapi.State, *framework.Lab, error) {
 	root, _ := os.Getwd()
 	cfg, err := config.Load(root)
 	if err != nil {
-		return err
+		return nil, nil, nil, nil, err
 	}
 	p, err := providers.New(cfg)
+	if err != nil {
+		return nil, nil, nil, nil, err
+	}
+	st, err := p.State()
+	if err != nil || !st.Ready {
+		return nil, nil, nil, nil, errors.New("the lab is not up: run make lab-up first")
+	}
+	fl, err := framework.NewLab(cfg.KarmadaKubeconfig(), cfg.MembersKubeconfig(), p, st)
+	if err != nil {
+		return nil, nil, nil, nil, err
+	}
+	return cfg, p, st, fl, nil
+}
+
+func run(n, rounds int, out string, resume bool) error {
+	ctx := context.Background()
+	cfg, p, st, fl, err := openLab()
 	if err != nil {
 		return err
 	}
 	lab, ok := p.(labapi.Builds)
 	if !ok {
 		return fmt.Errorf("make bench runs both Karmada builds on one lab, with its processes on this host: the hermetic lab; the %s lab cannot", p.Name())
-	}
-	st, err := p.State()
-	if err != nil || !st.Ready {
-		return errors.New("the lab is not up: run make lab-up first")
-	}
-	fl, err := framework.NewLab(cfg.KarmadaKubeconfig(), cfg.MembersKubeconfig(), p, st)
-	if err != nil {
-		return err
 	}
 	setup, err := benchSetup(ctx, cfg.Root, fl)
 	if err != nil {
@@ -502,18 +511,8 @@ var requestLine = regexp.MustCompile(`^apiserver_request_total\{([^}]*)\} ([0-9.
 // apiRequests reads karmada-apiserver's request counters, keyed "VERB resource[/subresource]"
 // for the Karmada and core resources a failover touches.
 func apiRequests(ctx context.Context, k *framework.ClusterProxy) (map[string]float64, error) {
-	raw, err := k.Kube().CoreV1().RESTClient().Get().AbsPath("/metrics").DoRaw(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("karmada-apiserver /metrics: %w", err)
-	}
 	out := map[string]float64{}
-	s := bufio.NewScanner(strings.NewReader(string(raw)))
-	s.Buffer(make([]byte, 1<<20), 1<<20)
-	for s.Scan() {
-		m := requestLine.FindStringSubmatch(s.Text())
-		if m == nil {
-			continue
-		}
+	err := scrapeMetrics(ctx, k, requestLine, func(m []string) {
 		labels := map[string]string{}
 		for _, kv := range strings.Split(m[1], ",") {
 			if a, b, ok := strings.Cut(kv, "="); ok {
@@ -521,7 +520,7 @@ func apiRequests(ctx context.Context, k *framework.ClusterProxy) (map[string]flo
 			}
 		}
 		if labels["verb"] == "WATCH" {
-			continue
+			return
 		}
 		res := labels["resource"]
 		if labels["subresource"] != "" {
@@ -529,8 +528,25 @@ func apiRequests(ctx context.Context, k *framework.ClusterProxy) (map[string]flo
 		}
 		v, _ := strconv.ParseFloat(m[2], 64)
 		out[labels["verb"]+" "+res] += v
+	})
+	return out, err
+}
+
+// scrapeMetrics reads the API server's /metrics and calls fn with the submatches of every
+// line that line matches.
+func scrapeMetrics(ctx context.Context, k *framework.ClusterProxy, line *regexp.Regexp, fn func(m []string)) error {
+	raw, err := k.Kube().CoreV1().RESTClient().Get().AbsPath("/metrics").DoRaw(ctx)
+	if err != nil {
+		return fmt.Errorf("%s /metrics: %w", k.Name, err)
 	}
-	return out, s.Err()
+	s := bufio.NewScanner(strings.NewReader(string(raw)))
+	s.Buffer(make([]byte, 1<<20), 1<<20)
+	for s.Scan() {
+		if m := line.FindStringSubmatch(s.Text()); m != nil {
+			fn(m)
+		}
+	}
+	return s.Err()
 }
 
 // cpuSeconds is the user+system CPU time of a lab process, and its PID.
@@ -550,13 +566,16 @@ func cpuSeconds(lab labapi.Builds, name string) (float64, int) {
 }
 
 // peakRSS is VmHWM of pid in KiB.
-func peakRSS(pid int) int64 {
+func peakRSS(pid int) int64 { return procStatusKiB(pid, "VmHWM") }
+
+// procStatusKiB is a memory field of /proc/<pid>/status in KiB (0 when unreadable).
+func procStatusKiB(pid int, field string) int64 {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
 		return 0
 	}
 	for _, l := range strings.Split(string(b), "\n") {
-		if strings.HasPrefix(l, "VmHWM:") {
+		if strings.HasPrefix(l, field+":") {
 			v, _ := strconv.ParseInt(strings.Fields(l)[1], 10, 64)
 			return v
 		}

@@ -119,7 +119,7 @@ func FlinkChainSpec(ctx context.Context, inputGetter func() FlinkChainSpecInput)
 		By("C restored the latest checkpoint of the job that ran on A")
 		path, _, _ := unstructured.NestedString(fd.Object, "spec", "job", "initialSavepointPath")
 		Expect(path).To(HavePrefix(checkpointDir+"/"+old.JobID+"/chk-"), "the last healthy run's checkpoints (decision %s)",
-			fd.GetAnnotations()["restore.lab.karmada.io/decision"])
+			fd.GetAnnotations()[decisionAnnotation])
 		restored := e.waitFlinkRestored(ctx, onC.REST, path, c)
 		latest, err := input.Lab.Checkpoints.LatestCompleted(ctx, checkpointDir, old.JobID)
 		Expect(err).NotTo(HaveOccurred())
@@ -130,7 +130,7 @@ func FlinkChainSpec(ctx context.Context, inputGetter func() FlinkChainSpecInput)
 		Expect(report.Missing).To(BeZero(), "%s", report)
 		summary := fmt.Sprintf("A=%s (job %s) → B=%s (%s, job %s) → C=%s: carried job %s, restored %s of A's job (latest chk-%d) · decision %s · missing=%d · duplicated=%d · rto=%.0fs",
 			a, old.JobID[:8], b, onB.State, shortID(onB.JobID), c, shortID(fd.GetAnnotations()["restore.lab.karmada.io/from-job-id"]), path[strings.LastIndex(path, "/")+1:], latest,
-			fd.GetAnnotations()["restore.lab.karmada.io/decision"], report.Missing, report.Duplicated, rto.Seconds())
+			fd.GetAnnotations()[decisionAnnotation], report.Missing, report.Duplicated, rto.Seconds())
 		AddReportEntry("flink failover chain", summary)
 		fmt.Fprintln(GinkgoWriter, summary)
 		e.timeline.Title += " — " + summary

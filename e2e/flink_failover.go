@@ -374,7 +374,7 @@ func recreateAfterFailover(ctx context.Context, e *specEnv, l *framework.Lab, na
 		g.Expect(again.JobID).NotTo(Equal(newREST.JobID), "a new incarnation")
 	}).Should(Succeed())
 	e.timeline.Mark("re-created by Karmada, RUNNING")
-	Expect(fd.GetAnnotations()).To(HaveKeyWithValue("restore.lab.karmada.io/decision", "restored-latest-in-directory"))
+	Expect(fd.GetAnnotations()).To(HaveKeyWithValue(decisionAnnotation, "restored-latest-in-directory"))
 	path, _, _ := unstructured.NestedString(fd.Object, "spec", "job", "initialSavepointPath")
 	Expect(path).To(HavePrefix(checkpointDir+"/"+newREST.JobID+"/chk-"), "the new job's checkpoint, never the old job %s's", oldJobID)
 

@@ -130,7 +130,7 @@ func FlinkNoStateSpec(ctx context.Context, inputGetter func() FlinkNoStateSpecIn
 		e.timeline.Mark("job RUNNING on " + dest)
 		Expect(fd.GetLabels()).To(HaveKeyWithValue(jobIDLabel, forgedJobID), "the template's own label reached %s", dest)
 		Expect(fd.GetAnnotations()).NotTo(HaveKey(framework.FailoverPreservedKeysAnnotation), "Karmada listed no preserved keys")
-		Expect(fd.GetAnnotations()).To(HaveKeyWithValue("restore.lab.karmada.io/decision", "restored-latest-in-directory"))
+		Expect(fd.GetAnnotations()).To(HaveKeyWithValue(decisionAnnotation, "restored-latest-in-directory"))
 		Expect(fd.GetAnnotations()).To(HaveKeyWithValue("restore.lab.karmada.io/restored-job-id", old.JobID), "the old job's checkpoint, not the template's job id")
 		Expect(fd.GetAnnotations()).NotTo(HaveKey("restore.lab.karmada.io/from-job-id"))
 		path, _, _ := unstructured.NestedString(fd.Object, "spec", "job", "initialSavepointPath")

@@ -275,7 +275,7 @@ func gracefullyTwoWriters(ctx context.Context, e *specEnv, l *framework.Lab, nam
 	Expect(fd.GetAnnotations()).NotTo(HaveKey(framework.FailoverPreservedKeysAnnotation))
 	// Karmada created it with failover.karmada.io/state-withheld (removed once the
 	// eviction task is retired): the webhook restored nothing, by job id or otherwise.
-	Expect(fd.GetAnnotations()).To(HaveKeyWithValue("restore.lab.karmada.io/decision", "state-withheld"), "the restore webhook on %s admitted it without state", dest)
+	Expect(fd.GetAnnotations()).To(HaveKeyWithValue(decisionAnnotation, "state-withheld"), "the restore webhook on %s admitted it without state", dest)
 	evs, err := l.Karmada.Kube().CoreV1().Events(e.ns).List(ctx, metav1.ListOptions{})
 	Expect(err).NotTo(HaveOccurred())
 	var withheld string

@@ -134,7 +134,8 @@ func (l *Lab) stopRestoreWebhook(member string) error {
 }
 
 // startMemberFlink starts what runs in a member for Flink: its restore webhook,
-// its Kyverno (LAB_RESTORE=kyverno), then its runner (StartCluster, for a member that ran them before it stopped).
+// its Kyverno (LAB_RESTORE=kyverno), then its runner (StartCluster, for a
+// member that ran them before it stopped).
 func (l *Lab) startMemberFlink(ctx context.Context, member string) error {
 	if err := l.startRestoreWebhook(ctx, member); err != nil {
 		return err

@@ -19,6 +19,7 @@ import (
 	"github.com/karmada-failover/lab/lab/config"
 	"github.com/karmada-failover/lab/lab/internal/manifest"
 	"github.com/karmada-failover/lab/lab/internal/pki"
+	"github.com/karmada-failover/lab/lab/internal/poll"
 	"github.com/karmada-failover/lab/lab/internal/proc"
 	"github.com/karmada-failover/lab/restore/cmd/flink-restore-webhook/app/options"
 )
@@ -265,20 +266,11 @@ func (l *Lab) applyKyvernoPolicy(ctx context.Context, member string) error {
 		return err
 	}
 	// Kyverno's own webhook validates the policy; it may take a moment to be registered.
-	deadline := time.Now().Add(2 * time.Minute)
-	for {
+	if err := poll.Until(ctx, 2*time.Minute, 2*time.Second, "Kyverno to accept its policy in "+member, func(ctx context.Context) (bool, error) {
 		err := l.kubectlMember(ctx, member, "apply", "--server-side", "-f", out)
-		if err == nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			return err
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(2 * time.Second):
-		}
+		return err == nil, err
+	}); err != nil {
+		return err
 	}
 	return l.kubectlMember(ctx, member, "wait", "--for=condition=Ready", "clusterpolicy/"+KyvernoPolicy, "--timeout=3m")
 }

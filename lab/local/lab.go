@@ -420,6 +420,7 @@ func (l *Lab) Status(ctx context.Context) ([]lab.ComponentStatus, error) {
 		}
 		if i, err := memberIndex(name); err == nil {
 			runner, webhook := hostPort(p.FlinkRunnerHealth(i)), hostPort(p.RestoreWebhookFor(i))
+			kyverno, _ := l.kyvernoProbe(name)
 			linkAddr, control := hostPort(p.Member(i).Link), hostPort(p.Member(i).LinkControl)
 			for _, c := range []struct {
 				component, process, addr string
@@ -428,7 +429,7 @@ func (l *Lab) Status(ctx context.Context) ([]lab.ComponentStatus, error) {
 				{"lab-link", linkName(name), linkAddr, proc.Probe{URL: "http://" + control + "/healthz"}},
 				{"flink-runner", runnerName(name), runner, proc.Probe{URL: "http://" + runner + "/healthz"}},
 				{"flink-restore-webhook", restoreWebhookName(name), webhook, proc.Probe{URL: "https://" + webhook + "/healthz", CAFile: ca}},
-				{"kyverno", kyvernoName(name), hostPort(p.KyvernoFor(i)), proc.Probe{URL: "https://" + hostPort(p.KyvernoFor(i)) + "/health/liveness", CAFile: ca}},
+				{"kyverno", kyvernoName(name), hostPort(p.KyvernoFor(i)), kyverno},
 			} {
 				if c.component == "kyverno" && mode != config.RestoreKyverno {
 					continue // not part of this lab now (make lab-restore)
