@@ -23,7 +23,12 @@ type component struct {
 	// address is shown by `lab status` (config.Ports.All lists every port, checked free before Up).
 	address string
 	probe   proc.Probe
-	// prepare writes what the process needs before it starts (data folders, certificates).
+	// setup makes what belongs to the lab, not to one run of the process (credentials,
+	// identities): Up runs it once, before the first start. A restart (a fault healed, a
+	// controller restarted) does not, so the lab's clients keep what they were given.
+	setup func() error
+	// prepare writes what the process needs before each start (data folders, certificates
+	// copied into place); it must keep what an earlier start left.
 	prepare func() error
 }
 
@@ -68,7 +73,7 @@ func (l *Lab) controlPlaneComponents(gates map[string]bool) []component {
 	}
 	cmArgs = append(cmArgs, config.Args(l.Cfg.ControllerManagerFailoverFlags())...)
 	cs := []component{
-		{name: "seaweedfs", binary: b.SeaweedFS, address: hostPort(p.S3()), args: l.s3Args(), prepare: l.prepareS3,
+		{name: "seaweedfs", binary: b.SeaweedFS, address: hostPort(p.S3()), args: l.s3Args(), setup: l.setupS3, prepare: l.prepareS3,
 			probe: proc.Probe{URL: "http://" + hostPort(p.S3()) + "/healthz"}},
 		{name: "etcd", binary: b.Etcd, address: hostPort(p.EtcdClient),
 			probe:   proc.Probe{URL: client + "/health"},
@@ -182,8 +187,24 @@ func (l *Lab) component(name string, gates map[string]bool) (component, error) {
 	return component{}, fmt.Errorf("no control-plane component %q", name)
 }
 
+// setUpComponent makes what the control-plane component name needs once per lab (its setup).
+// Up calls it before the component's first start; nothing else does.
+func (l *Lab) setUpComponent(name string) error {
+	c, err := l.component(name, nil)
+	if err != nil {
+		return err
+	}
+	if c.setup == nil {
+		return nil
+	}
+	if err := c.setup(); err != nil {
+		return fmt.Errorf("setting up %s: %w", name, err)
+	}
+	return nil
+}
+
 // startComponent prepares, starts and waits for the control-plane component name, within
-// its start timeout.
+// its start timeout. It is a start of a set-up lab: the component's setup is not run again.
 func (l *Lab) startComponent(ctx context.Context, name string, gates map[string]bool) error {
 	c, err := l.component(name, gates)
 	if err != nil {

@@ -109,3 +109,65 @@ func TestCollectLogs(t *testing.T) {
 		t.Error("a kubeconfig was copied with the logs")
 	}
 }
+
+// TestCheckpointStoreRestartKeepsCredentials: the lab's S3 credentials are made once per lab
+// (Up's setup); preparing another start of SeaweedFS (a fault healed) keeps them and its data,
+// so the runners, their Flink jobs and the restore webhooks, which were given the credentials
+// when they started, are not refused by the store that comes back. Before, every start wrote
+// a new secret and the store answered 403 to every client for the rest of the lab's life.
+func TestCheckpointStoreRestartKeepsCredentials(t *testing.T) {
+	l := testLab(t)
+	c, err := l.component("seaweedfs", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.prepare(); err == nil || !strings.Contains(err.Error(), "lab up") {
+		t.Fatalf("a start before the lab's setup: got %v, want an error naming `lab up`", err)
+	}
+	if err := l.setUpComponent("seaweedfs"); err != nil {
+		t.Fatal(err)
+	}
+	creds, err := l.S3Credentials()
+	if err != nil {
+		t.Fatal(err)
+	}
+	identities, err := os.ReadFile(l.s3Identities())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(identities), creds.SecretKey) {
+		t.Fatalf("SeaweedFS's identities do not hold the lab's secret")
+	}
+	kept := filepath.Join(l.s3Data(), "volume-1.dat")
+	if err := os.MkdirAll(l.s3Data(), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(kept, []byte("checkpoint"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 3; i++ { // three restarts of the store
+		if err := c.prepare(); err != nil {
+			t.Fatalf("restart %d: %v", i+1, err)
+		}
+	}
+	again, err := l.S3Credentials()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if *again != *creds {
+		t.Errorf("a restart changed the lab's S3 credentials")
+	}
+	if b, err := os.ReadFile(l.s3Identities()); err != nil || string(b) != string(identities) {
+		t.Errorf("a restart changed SeaweedFS's identities (%v)", err)
+	}
+	if _, err := os.Stat(kept); err != nil {
+		t.Errorf("a restart lost the store's data: %v", err)
+	}
+	// Another lab (Up) gets a secret of its own.
+	if err := l.setUpComponent("seaweedfs"); err != nil {
+		t.Fatal(err)
+	}
+	if other, _ := l.S3Credentials(); other.SecretKey == creds.SecretKey {
+		t.Errorf("a new lab reused the previous lab's secret")
+	}
+}

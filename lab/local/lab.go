@@ -184,7 +184,7 @@ func (l *Lab) Up(ctx context.Context, o lab.UpOptions) error {
 		}},
 	}
 	if l.Cfg.Bins.SeaweedFS != "" {
-		list = append(list, steps.Step{Name: "Starting SeaweedFS (S3 for checkpoints, bucket " + CheckpointBucket + ")", Run: l.startS3})
+		list = append(list, steps.Step{Name: "Starting SeaweedFS (S3 for checkpoints, bucket " + CheckpointBucket + ")", Run: l.setUpAndStartS3})
 	}
 	for i := 1; i <= l.Cfg.Members; i++ {
 		i := i
@@ -440,7 +440,8 @@ func (l *Lab) Status(ctx context.Context) ([]lab.ComponentStatus, error) {
 				}
 				if c.component == "lab-link" && row.Healthy {
 					if st, err := l.LinkState(ctx, name); err == nil && st.Partitioned {
-						row.Detail = "partitioned: Karmada cannot reach " + name
+						// The process is fine, the lab is not: Karmada cannot reach the member.
+						row.Healthy, row.Detail = false, "partitioned: Karmada cannot reach "+name
 					}
 				}
 				rows = append(rows, row)

@@ -29,7 +29,17 @@ func (l *Lab) S3Credentials() (*lab.S3Credentials, error) {
 	return lab.ReadS3Credentials(l.S3CredentialsFile())
 }
 
-// startS3 starts SeaweedFS (see prepareS3), the bucket created at start-up.
+// setUpAndStartS3 is Up's step: the lab's S3 credentials and SeaweedFS's identities made
+// once (setupS3), then SeaweedFS started.
+func (l *Lab) setUpAndStartS3(ctx context.Context) error {
+	if err := l.setUpComponent("seaweedfs"); err != nil {
+		return fmt.Errorf("SeaweedFS S3: %w", err)
+	}
+	return l.startS3(ctx)
+}
+
+// startS3 starts SeaweedFS on the lab's credentials and data (see prepareS3), the bucket
+// created at start-up when it is not there.
 func (l *Lab) startS3(ctx context.Context) error {
 	if err := l.startComponent(ctx, "seaweedfs", nil); err != nil {
 		return fmt.Errorf("SeaweedFS S3: %w", err)
@@ -59,13 +69,13 @@ func (l *Lab) s3Args() []string {
 	}
 }
 
-// prepareS3 writes fresh credentials (a new secret per lab) and SeaweedFS's identities, with
-// a fresh data folder.
-func (l *Lab) prepareS3() error {
-	for _, d := range []string{l.Cfg.S3Dir(), l.s3Data()} {
-		if err := os.MkdirAll(d, 0o700); err != nil {
-			return err
-		}
+// setupS3 writes the lab's S3 credentials (a new secret per lab) and SeaweedFS's identities
+// for them. It runs once per lab (Up; the data folder is fresh there too): every Flink
+// runner, Flink job, restore webhook and test signs its requests with this secret for the
+// lab's whole life, so a restart of the store must not change it.
+func (l *Lab) setupS3() error {
+	if err := os.MkdirAll(l.Cfg.S3Dir(), 0o700); err != nil {
+		return err
 	}
 	secret := make([]byte, 20)
 	if _, err := rand.Read(secret); err != nil {
@@ -85,4 +95,19 @@ func (l *Lab) prepareS3() error {
 	}}}
 	b, _ := json.MarshalIndent(identities, "", "  ")
 	return os.WriteFile(l.s3Identities(), b, 0o600)
+}
+
+// prepareS3 runs before every start of SeaweedFS: its data folder (kept across restarts: the
+// checkpoints are there) and the identities setupS3 wrote, which it needs and does not write.
+func (l *Lab) prepareS3() error {
+	if err := os.MkdirAll(l.s3Data(), 0o700); err != nil {
+		return err
+	}
+	if _, err := os.Stat(l.s3Identities()); err != nil {
+		return fmt.Errorf("SeaweedFS's identities (written once per lab by `lab up`): %w", err)
+	}
+	if _, err := l.S3Credentials(); err != nil {
+		return fmt.Errorf("the lab's S3 credentials (written once per lab by `lab up`): %w", err)
+	}
+	return nil
 }
