@@ -143,10 +143,11 @@ ifndef E2E_ARTIFACTS
 E2E_ARTIFACTS := $(OUTPUT)/e2e/$(shell date -u +%Y%m%d-%H%M%S)
 endif
 E2E_FLAGS = -v -tags e2e ./e2e/ -count=1 -timeout 90m -args -ginkgo.v -ginkgo.junit-report=$(E2E_ARTIFACTS)/junit.xml \
-	-e2e.artifacts-folder=$(E2E_ARTIFACTS) $(if $(E2E_FOCUS),-ginkgo.focus="$(E2E_FOCUS)")
+	-e2e.artifacts-folder=$(E2E_ARTIFACTS) $(if $(E2E_FOCUS),-ginkgo.focus="$(E2E_FOCUS)") \
+	$(if $(or $(E2E_RANDOMIZE),$(E2E_SEED)),-ginkgo.randomize-all) $(if $(E2E_SEED),-ginkgo.seed=$(E2E_SEED))
 
 .PHONY: e2e
-e2e: $(KARMADA_BUILD) $(if $(KIND_LAB),kind-preflight kind-tools flink-job,lab-binaries kyverno) lab-cli ## All e2e scenarios (narrow with E2E_LABELS='fault && !slow' or E2E_FOCUS=regexp); JUnit and artifacts in _output/e2e/<time>/.
+e2e: $(KARMADA_BUILD) $(if $(KIND_LAB),kind-preflight kind-tools flink-job,lab-binaries kyverno) lab-cli ## All e2e scenarios (narrow with E2E_LABELS='fault && !slow' or E2E_FOCUS=regexp; E2E_RANDOMIZE=1 or E2E_SEED=N: every spec in a random order, the seed printed); JUnit and artifacts in _output/e2e/<time>/.
 	@mkdir -p $(E2E_ARTIFACTS)
 	go test $(E2E_FLAGS) $(if $(E2E_LABELS),-ginkgo.label-filter="$(E2E_LABELS)")
 	@echo "e2e artifacts: $(E2E_ARTIFACTS)"

@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -108,6 +109,75 @@ var _ = SynchronizedAfterSuite(func() {}, func(ctx SpecContext) {
 		Expect(provider.Down(ctx, GinkgoWriter)).To(Succeed())
 	}
 }, NodeTimeout(2*time.Minute))
+
+// Every spec leaves the lab as the next one needs it, or fails itself. The check runs after
+// the spec's own cleanup (it is the first cleanup registered, so the last to run): every
+// component healthy, every member Ready and untainted, the checkpoint store taking a write with
+// the credentials its clients hold, no Flink job left RESTARTING. What it finds wrong it heals
+// where the lab can (a partition, the store), so the next spec starts on a healthy lab; the
+// spec that left it so fails, named in the message.
+var _ = BeforeEach(func() {
+	DeferCleanup(func(ctx SpecContext) {
+		spec := CurrentSpecReport().FullText()
+		problems := waitHealthy(ctx)
+		if len(problems) == 0 {
+			return
+		}
+		healLab(ctx)
+		after := waitHealthy(ctx)
+		Fail(fmt.Sprintf("the spec %q left the lab unhealthy:\n  %s\nafter healing what the lab can heal: %s",
+			spec, joinProblems(problems, "\n  "), orHealthy(joinProblems(after, "; "))))
+	}, NodeTimeout(6*time.Minute))
+})
+
+// waitHealthy returns the lab's health problems once they are gone (nil), or the last ones
+// seen when lab-health/wait-healthy has passed.
+func waitHealthy(ctx context.Context) []framework.HealthProblem {
+	timeout, polling := e2eConfig.Timeout("lab-health", "wait-healthy"), e2eConfig.Polling("lab-health", "wait-healthy")
+	deadline := time.Now().Add(timeout)
+	for {
+		problems := lab.HealthProblems(ctx)
+		if len(problems) == 0 || time.Now().After(deadline) || ctx.Err() != nil {
+			return problems
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(polling):
+		}
+	}
+}
+
+// healLab heals the faults a spec may leave behind that the lab can heal at once: every
+// member's link to Karmada reconnected, the checkpoint store started on its data.
+func healLab(ctx context.Context) {
+	for _, m := range lab.MemberNames() {
+		if lab.Provider.Supports(labapi.FaultPartition) == nil {
+			if err := lab.Provider.Partition(ctx, m, true); err != nil {
+				GinkgoWriter.Printf("healing the link to %s: %v\n", m, err)
+			}
+		}
+	}
+	if lab.Provider.Supports(labapi.FaultStopCheckpointStore) == nil {
+		if err := lab.Provider.StopCheckpointStore(ctx, false); err != nil {
+			GinkgoWriter.Printf("starting the checkpoint store: %v\n", err)
+		}
+	}
+}
+
+func joinProblems(ps []framework.HealthProblem, sep string) string {
+	s := make([]string, len(ps))
+	for i, p := range ps {
+		s[i] = p.String()
+	}
+	return strings.Join(s, sep)
+}
+
+func orHealthy(s string) string {
+	if s == "" {
+		return "healthy again"
+	}
+	return "still " + s
+}
 
 // running tells whether the lab's processes run (the hermetic lab's record may outlive them:
 // it tells by its PID files).

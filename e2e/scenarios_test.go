@@ -22,8 +22,10 @@ import (
 // minute or more), flink (runs Flink), kyverno (Kyverno restores: the
 // hermetic lab switches to it for those specs).
 //
-// Specs run in the order written (Ordered is not needed: each spec leaves every
-// member Ready and untainted, and owns its namespace).
+// Specs run in the order written by default, and in any order (make e2e
+// E2E_RANDOMIZE=1): each spec owns its namespace and heals the faults it
+// injects, and the suite checks after every spec that the lab is as the next
+// one needs it (e2e_suite_test.go), failing the spec that left it otherwise.
 
 var _ = Describe("First placement", Label("smoke", "lab"), func() {
 	FirstPlacementSpec(context.TODO(), func() FirstPlacementSpecInput {
@@ -116,6 +118,12 @@ var _ = Describe("karmada-controller-manager killed in 20 consecutive failovers,
 var _ = Describe("Cluster-scoped resource (ClusterResourceBinding)", Label("lab", "fault"), func() {
 	ClusterScopedSpec(context.TODO(), func() ClusterScopedSpecInput {
 		return ClusterScopedSpecInput{E2EConfig: e2eConfig, Lab: lab, ArtifactFolder: artifacts, Candidates: members(0, 1)}
+	})
+})
+
+var _ = Describe("The checkpoint store restarted", Label("ci", "lab", "fault"), func() {
+	CheckpointStoreRestartSpec(context.TODO(), func() CheckpointStoreRestartSpecInput {
+		return CheckpointStoreRestartSpecInput{E2EConfig: e2eConfig, Lab: lab, ArtifactFolder: artifacts, Cluster: members(0)[0]}
 	})
 })
 

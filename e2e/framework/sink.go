@@ -50,6 +50,17 @@ type CheckpointStore struct {
 	Endpoint, Region, AccessKey, SecretKey string
 }
 
+// client is an S3 client of the store with its credentials, path-style as SeaweedFS and
+// MinIO serve buckets.
+func (s *CheckpointStore) client() *s3.Client {
+	return s3.New(s3.Options{
+		Region: s.Region, UsePathStyle: true, BaseEndpoint: aws.String(s.Endpoint),
+		Credentials:                credentials.NewStaticCredentialsProvider(s.AccessKey, s.SecretKey, ""),
+		RequestChecksumCalculation: aws.RequestChecksumCalculationWhenRequired,
+		ResponseChecksumValidation: aws.ResponseChecksumValidationWhenRequired,
+	})
+}
+
 var chkMetadata = regexp.MustCompile(`/chk-(\d+)/_metadata$`)
 
 // LatestCompleted returns the highest N with <dir>/<jobID>/chk-N/_metadata in
@@ -60,12 +71,7 @@ func (s *CheckpointStore) LatestCompleted(ctx context.Context, dir, jobID string
 	if err != nil || u.Scheme != "s3" || u.Host == "" {
 		return -1, fmt.Errorf("checkpoint directory %q: want s3://bucket/prefix", dir)
 	}
-	client := s3.New(s3.Options{
-		Region: s.Region, UsePathStyle: true, BaseEndpoint: aws.String(s.Endpoint),
-		Credentials:                credentials.NewStaticCredentialsProvider(s.AccessKey, s.SecretKey, ""),
-		RequestChecksumCalculation: aws.RequestChecksumCalculationWhenRequired,
-		ResponseChecksumValidation: aws.ResponseChecksumValidationWhenRequired,
-	})
+	client := s.client()
 	prefix := strings.Trim(u.Path, "/") + "/" + jobID + "/"
 	latest := int64(-1)
 	p := s3.NewListObjectsV2Paginator(client, &s3.ListObjectsV2Input{Bucket: aws.String(u.Host), Prefix: aws.String(prefix)})
