@@ -89,39 +89,27 @@ func (l *Lab) HealthProblems(ctx context.Context) []HealthProblem {
 func (s *CheckpointStore) Probe(ctx context.Context, bucket, prefix string) error {
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	client := s.client()
 	key := fmt.Sprintf("%s/probe-%d", prefix, time.Now().UnixNano())
 	body := []byte("probe " + key)
-	if _, err := client.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String(bucket), Key: aws.String(key), Body: bytes.NewReader(body)}); err != nil {
-		return fmt.Errorf("PUT s3://%s/%s: %w", bucket, key, err)
+	if err := s.Put(ctx, bucket, key, body); err != nil {
+		return err
 	}
-	defer func() {
-		_, _ = client.DeleteObject(context.WithoutCancel(ctx), &s3.DeleteObjectInput{Bucket: aws.String(bucket), Key: aws.String(key)})
-	}()
-	_, err := client.HeadObject(ctx, &s3.HeadObjectInput{Bucket: aws.String(bucket), Key: aws.String(key + "-missing")})
+	defer func() { _ = s.Delete(context.WithoutCancel(ctx), bucket, key) }()
+	_, err := s.client().HeadObject(ctx, &s3.HeadObjectInput{Bucket: aws.String(bucket), Key: aws.String(key + "-missing")})
 	var notFound *s3types.NotFound
 	if !errors.As(err, &notFound) {
 		return fmt.Errorf("HEAD of a missing key s3://%s/%s-missing: want NotFound, got %v", bucket, key, err)
 	}
-	got, err := client.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String(bucket), Key: aws.String(key)})
-	if err != nil {
-		return fmt.Errorf("GET s3://%s/%s: %w", bucket, key, err)
+	if got, err := s.Get(ctx, bucket, key); err != nil || !bytes.Equal(got, body) {
+		return fmt.Errorf("GET s3://%s/%s: read %q (%v), wrote %q", bucket, key, got, err, body)
 	}
-	b, err := io.ReadAll(got.Body)
-	_ = got.Body.Close()
-	if err != nil || !bytes.Equal(b, body) {
-		return fmt.Errorf("GET s3://%s/%s: read %q (%v), wrote %q", bucket, key, b, err, body)
-	}
-	list, err := client.ListObjectsV2(ctx, &s3.ListObjectsV2Input{Bucket: aws.String(bucket), Prefix: aws.String(prefix + "/")})
+	list, err := s.client().ListObjectsV2(ctx, &s3.ListObjectsV2Input{Bucket: aws.String(bucket), Prefix: aws.String(prefix + "/")})
 	if err != nil {
 		return fmt.Errorf("LIST s3://%s/%s/: %w", bucket, prefix, err)
 	}
 	for _, o := range list.Contents {
 		if aws.ToString(o.Key) == key {
-			if _, err := client.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: aws.String(bucket), Key: aws.String(key)}); err != nil {
-				return fmt.Errorf("DELETE s3://%s/%s: %w", bucket, key, err)
-			}
-			return nil
+			return s.Delete(ctx, bucket, key)
 		}
 	}
 	return fmt.Errorf("LIST s3://%s/%s/: %s is not listed", bucket, prefix, key)
