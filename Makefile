@@ -39,6 +39,7 @@ lab-cli: ## Build the lab command (lab/cmd/lab), the link between Karmada and ea
 	@go build -o $(OUTPUT)/bin/lab-pod ./lab/cmd/lab-pod
 	@go build -o $(OUTPUT)/bin/flink-runner ./lab/cmd/flink-runner
 	@go build -o $(OUTPUT)/bin/flink-restore-webhook ./restore/cmd/flink-restore-webhook
+	@CGO_ENABLED=0 go build -o $(OUTPUT)/bin/lab-oci-runtime ./lab/cmd/lab-oci-runtime
 
 .PHONY: flink-job
 flink-job: ## Build the Flink job jar (lab/flink, Maven; jars from Maven Central) into lab/flink/target/.
@@ -111,8 +112,9 @@ kyverno: ## Build Kyverno's admission controller from its Go module (lab/tools/k
 	@hack/build-kyverno.sh
 
 .PHONY: kind-preflight
-kind-preflight: ## Check for a running Docker engine and the host tools of the kind lab; fails within seconds without them.
-	@lab/kind/preflight.sh
+kind-preflight: lab-cli ## Choose the kind lab's Docker engine and say why (LAB_DOCKER; the lab's own dockerd is started where the machine's cannot run kind), then check it and the host tools of the kind lab; fails within seconds without them.
+	@$(LAB) docker start
+	@eval "$$($(LAB) docker env)" && lab/kind/preflight.sh
 
 .PHONY: kind-tools
 kind-tools: ## Build kind, helm and kubectl from Go modules into _output/bin/ (hack/build-kind-tools.sh).

@@ -5,9 +5,16 @@
 # (CGO is off everywhere).
 # Everything else - upstream Karmada, code generators, controller-gen - comes from
 # the Go module proxy through the project's own scripts.
+# With --kind (or LAB_PROVIDER=kind), also what the kind lab builds its images and
+# runs its Docker engine with: Debian's docker.io (dockerd, containerd, runc; the
+# engine is not started or configured here - the lab uses the machine's engine when
+# it runs privileged containers and otherwise runs its own, lab/kind/engine),
+# debootstrap and gcc (the node image), iproute2 (the lab's bridge).
 # shellcheck source=hack/lib/init.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib/init.sh"
 
+kind=false
+[[ "${1:-}" == --kind || "${LAB_PROVIDER:-}" == kind ]] && kind=true
 need_apt=()
 command -v git >/dev/null || need_apt+=(git)
 command -v make >/dev/null || need_apt+=(make)
@@ -18,6 +25,15 @@ command -v shellcheck >/dev/null || need_apt+=(shellcheck)
 # Flink part (make lab-up, make flink-demo) runs the job: Java 17+ and Maven.
 command -v java >/dev/null || need_apt+=(openjdk-17-jdk-headless)
 command -v mvn >/dev/null || need_apt+=(maven)
+if ${kind}; then
+  # A Docker engine that answers (a laptop's) is enough; otherwise dockerd for the lab's own.
+  if ! command -v dockerd >/dev/null && ! { command -v docker >/dev/null && docker info >/dev/null 2>&1; }; then
+    need_apt+=(docker.io)
+  fi
+  command -v debootstrap >/dev/null || need_apt+=(debootstrap)
+  command -v gcc >/dev/null || need_apt+=(gcc libc6-dev)
+  command -v ip >/dev/null || need_apt+=(iproute2)
+fi
 if [[ ${#need_apt[@]} -gt 0 ]]; then
   if [[ "$(id -u)" == 0 ]] && command -v apt-get >/dev/null; then
     log::step "installing ${need_apt[*]} with apt-get"

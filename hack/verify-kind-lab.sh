@@ -12,8 +12,8 @@
 #        through Karmada's validation, custom resources are validated against the
 #        CRDs of the pinned cert-manager, Kyverno and Flink operator versions;
 #      - images and charts are pinned; the preflight fails fast without Docker;
-#   3. `LAB_PROVIDER=kind make lab-up` against a docker CLI without an engine fails
-#      within seconds, naming Docker.
+#   3. `LAB_PROVIDER=kind LAB_DOCKER=system make lab-up` against a docker CLI without
+#      an engine fails within seconds, naming Docker.
 # Helm chart values are not rendered: the charts (cert-manager, the Flink operator,
 # Kyverno) come from their repositories at lab-up time.
 # shellcheck source=hack/lib/init.sh
@@ -27,10 +27,14 @@ log::ok "shellcheck: ${#scripts[@]} scripts"
 "${ROOT}/hack/series-tree.sh" >/dev/null
 (cd "${ROOT}" && LAB_KIND_VERIFY=1 go test -count=1 ./lab/kind/) || die "kind lab checks failed"
 
+# The lab command is built first: the check times the preflight, not the build.
+make -C "${ROOT}" --no-print-directory lab-cli >/dev/null
 start=${SECONDS}
 log="${OUTPUT}/logs/verify-kind-lab-up.log"
 mkdir -p "$(dirname "${log}")"
-if (cd "${ROOT}" && PATH="${ROOT}/lab/kind/testdata/shim:${PATH}" DOCKER_SHIM_MODE=down LAB_PROVIDER=kind \
+# LAB_DOCKER=system: the machine's engine only (no engine answers), so the lab does
+# not fall back to a dockerd of its own.
+if (cd "${ROOT}" && PATH="${ROOT}/lab/kind/testdata/shim:${PATH}" DOCKER_SHIM_MODE=down LAB_PROVIDER=kind LAB_DOCKER=system \
       timeout 60 make --no-print-directory lab-up) >"${log}" 2>&1; then
   die "LAB_PROVIDER=kind make lab-up passed without a Docker engine; log: ${log#"${ROOT}"/}"
 fi

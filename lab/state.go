@@ -34,6 +34,10 @@ type State struct {
 	FlinkRunner bool `json:"flinkRunner,omitempty"`
 	// FlinkOutputDir holds the committed output of the lab's Flink jobs ("": none on this host).
 	FlinkOutputDir string `json:"flinkOutputDir,omitempty"`
+	// DockerHost is the Docker engine the kind lab runs on ("": docker's
+	// default); OwnDocker tells that it is the lab's own dockerd (lab/kind/engine).
+	DockerHost string `json:"dockerHost,omitempty"`
+	OwnDocker  bool   `json:"ownDocker,omitempty"`
 	// Logs are the folders with the logs of the lab's processes, copied into e2e artifacts.
 	Logs []string `json:"logs,omitempty"`
 }

@@ -28,6 +28,7 @@ import (
 	"github.com/karmada-failover/lab/lab/internal/logtail"
 	"github.com/karmada-failover/lab/lab/internal/poll"
 	"github.com/karmada-failover/lab/lab/internal/steps"
+	"github.com/karmada-failover/lab/lab/kind/engine"
 )
 
 // Restore modes (LAB_RESTORE).
@@ -45,6 +46,9 @@ type Lab struct {
 	// ImageTag tags the images the lab builds (Karmada, Flink job, webhook).
 	ImageTag string
 	out      io.Writer
+	// engine is the Docker engine every docker and kind command of the lab
+	// runs against (DOCKER_HOST); nil until first needed.
+	engine *engine.Engine
 }
 
 // New returns the kind lab of cfg; LAB_RESTORE picks the restore mode.
@@ -84,7 +88,14 @@ func (l *Lab) Up(ctx context.Context, o lab.UpOptions) error {
 	st.Restore = l.Restore
 	st.Logs = []string{l.Cfg.LogDir()}
 	list := []steps.Step{
-		{Name: "preflight: Docker engine, make, Java, Maven", Run: l.preflight},
+		{Name: "Docker engine (LAB_DOCKER=" + l.Cfg.Docker + ")", Run: func(ctx context.Context) error {
+			err := l.startEngine(ctx)
+			if l.engine != nil {
+				st.DockerHost, st.OwnDocker = l.engine.Host, l.engine.Own
+			}
+			return err
+		}},
+		{Name: "preflight: make, Java, Maven, inotify limits", Run: l.preflight},
 		{Name: "kind clusters (" + HostCluster + ", " + strings.Join(members, ", ") + ")", Run: l.createClusters},
 		{Name: "Karmada images from the " + string(l.Cfg.Karmada) + " tree (upstream's make image-*)", Run: l.buildKarmadaImages},
 		{Name: "Flink job image and restore webhook image", Run: l.buildLabImages},
@@ -143,12 +154,50 @@ func (l *Lab) CollectLogs(ctx context.Context, dst string) error {
 	return errors.Join(errs...)
 }
 
-func (l *Lab) preflight(ctx context.Context) error { return Preflight(ctx, l.Cfg.Root) }
+func (l *Lab) preflight(ctx context.Context) error {
+	return Preflight(ctx, l.Cfg.Root, l.dockerEngine().Env()...)
+}
 
-// Preflight runs lab/kind/preflight.sh alone (Docker engine and host tools);
-// its error names what is missing.
-func Preflight(ctx context.Context, root string) error {
+// startEngine chooses the Docker engine (lab/kind/engine) and, when it is the
+// lab's own dockerd, starts it.
+func (l *Lab) startEngine(ctx context.Context) error {
+	o := EngineOptions(l.Cfg)
+	e, err := engine.Choose(ctx, o)
+	if err != nil {
+		return err
+	}
+	if e.Own {
+		why := e.Reason
+		if e, err = engine.Start(ctx, o); err != nil {
+			return err
+		}
+		e.Reason = why
+	}
+	l.engine = &e
+	fmt.Fprintf(l.out, "   %s\n", e)
+	return nil
+}
+
+// dockerEngine is the engine the lab's commands use: the one Up chose, or the
+// one the lab's record names, or the lab's own dockerd when it runs.
+func (l *Lab) dockerEngine() engine.Engine {
+	if l.engine == nil {
+		o := EngineOptions(l.Cfg)
+		e := engine.Current(o)
+		if st, err := l.State(); err == nil && st.OwnDocker && !e.Own {
+			e = engine.Engine{Host: o.Host(), Own: true, Reason: "the lab's record names its own dockerd, which is not running"}
+		}
+		l.engine = &e
+	}
+	return *l.engine
+}
+
+// Preflight runs lab/kind/preflight.sh alone (Docker engine and host tools)
+// with env added to its environment (the engine's DOCKER_HOST); its error
+// names what is missing.
+func Preflight(ctx context.Context, root string, env ...string) error {
 	cmd := exec.CommandContext(ctx, filepath.Join(root, "lab", "kind", "preflight.sh"))
+	cmd.Env = append(os.Environ(), env...)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	if err := cmd.Run(); err != nil {
@@ -252,9 +301,20 @@ func (l *Lab) waitAPI(ctx context.Context, kubeconfig string, timeout time.Durat
 }
 
 // Down deletes the lab's kind clusters (MinIO and every workload go with
-// them); the generated files stay in the lab folder.
+// them) and kind's network, then stops the lab's own dockerd if it runs; the
+// generated files stay in the lab folder, the images the lab built in the
+// dockerd's data root.
 func (l *Lab) Down(ctx context.Context, out io.Writer) error {
 	l.out = out
+	e := l.dockerEngine()
+	if e.Own {
+		// The lab's containers live in its dockerd's data root: start it to delete them.
+		if _, running := engine.Running(EngineOptions(l.Cfg)); !running {
+			if _, err := engine.Start(ctx, EngineOptions(l.Cfg)); err != nil {
+				return err
+			}
+		}
+	}
 	have, err := l.existingClusters(ctx)
 	if err != nil {
 		return err
@@ -269,6 +329,24 @@ func (l *Lab) Down(ctx context.Context, out io.Writer) error {
 			return err
 		}
 	}
+	// kind leaves its network behind; the lab removes it once no container is on it.
+	if attached, err := l.run(ctx, "docker-network-inspect", "docker", "network", "inspect", "-f", "{{len .Containers}}", KindNetwork); err == nil && strings.TrimSpace(attached) == "0" {
+		fmt.Fprintf(out, " • docker network rm %s\n", KindNetwork)
+		if _, err := l.run(ctx, "docker-network-rm", "docker", "network", "rm", KindNetwork); err != nil {
+			return err
+		}
+	}
+	if e.Own {
+		pid, _ := engine.Running(EngineOptions(l.Cfg))
+		fmt.Fprintf(out, " • the lab's dockerd (pid %d): stop\n", pid)
+		if err := engine.Stop(ctx, EngineOptions(l.Cfg)); err != nil {
+			return err
+		}
+	}
+	return l.markDown()
+}
+
+func (l *Lab) markDown() error {
 	if st, err := l.State(); err == nil {
 		st.Ready = false
 		return l.writeState(st)
@@ -334,9 +412,7 @@ func (l *Lab) runIn(ctx context.Context, dir string, env []string, name, bin str
 	var stdout bytes.Buffer
 	cmd := exec.CommandContext(ctx, bin, args...)
 	cmd.Dir = dir
-	if env != nil {
-		cmd.Env = append(os.Environ(), env...)
-	}
+	cmd.Env = append(append(os.Environ(), l.dockerEngine().Env()...), env...)
 	cmd.Stdout = io.MultiWriter(&stdout, logFile)
 	cmd.Stderr = logFile
 	if err := cmd.Run(); err != nil {

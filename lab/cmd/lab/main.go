@@ -17,6 +17,7 @@
 //	lab fail-pods --cluster NAME --namespace NS --selector SEL [--heal]
 //	lab kwok-stages             print the kwok stages every member of the hermetic lab runs
 //	lab flink verify NS/NAME    check the committed output of a FlinkDeployment (hermetic lab)
+//	lab docker choose|start|stop|status|env  the kind lab's Docker engine (lab/kind/engine)
 //
 // Settings come from the environment (lab/config): LAB_PROVIDER=local|kind,
 // LAB_MEMBERS, LAB_KARMADA=patched|upstream, LAB_DIR, LAB_RETAIN=1,
@@ -63,7 +64,7 @@ func usage() error {
 	return errors.New(`usage: lab up | down | clean | status | env | member stop NAME [--graceful] | member start NAME |
        member partition|heal NAME | member flap NAME [--period 5s] [--for 1m] |
        taint NAME KEY[=VALUE]:EFFECT [--remove] | cluster out-of-service NAME [--remove] | fail-pods --cluster NAME --namespace NS --selector SEL [--heal] |
-       kwok-stages | flink verify NAMESPACE/NAME [--json] | restore [webhook|kyverno]`)
+       kwok-stages | flink verify NAMESPACE/NAME [--json] | restore [webhook|kyverno] | docker choose|start|stop|status|env`)
 }
 
 func run(args []string) error {
@@ -73,6 +74,9 @@ func run(args []string) error {
 	root, err := repoRoot()
 	if err != nil {
 		return err
+	}
+	if args[0] == "docker" {
+		return dockerEngine(root, args[1:])
 	}
 	p, recorded, err := providers.Open(root, args[0] == "up")
 	if err != nil {
