@@ -120,6 +120,11 @@ kind-preflight: lab-cli ## Choose the kind lab's Docker engine and say why (LAB_
 kind-tools: ## Build kind, helm and kubectl from Go modules into _output/bin/ (hack/build-kind-tools.sh).
 	@hack/build-kind-tools.sh >/dev/null
 
+.PHONY: kind-images
+kind-images: lab-cli ## Build the kind lab's images on this machine, no registry needed (what LAB_IMAGES=build uses; root): the node image - Debian by debootstrap, kind's layout, Kubernetes and the images kubeadm asks for built from Go modules - cached by a key of its inputs.
+	@$(LAB) docker start
+	@eval "$$($(LAB) docker env)" && lab/kind/images/build-node-image.sh
+
 .PHONY: verify-kind-lab
 verify-kind-lab: ## Static checks of the kind lab (no Docker needed): shellcheck, kind configs through kind's code, karmadactl init config, manifests against their schemas, pinned images, fast failure without Docker.
 	@hack/verify-kind-lab.sh

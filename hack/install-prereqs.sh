@@ -9,7 +9,8 @@
 # runs its Docker engine with: Debian's docker.io (dockerd, containerd, runc; the
 # engine is not started or configured here - the lab uses the machine's engine when
 # it runs privileged containers and otherwise runs its own, lab/kind/engine),
-# debootstrap and gcc (the node image), iproute2 (the lab's bridge).
+# debootstrap and gcc (the node image), iproute2 (the lab's bridge); as root it
+# raises the inotify limits kind needs (for this boot only).
 # shellcheck source=hack/lib/init.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib/init.sh"
 
@@ -33,6 +34,12 @@ if ${kind}; then
   command -v debootstrap >/dev/null || need_apt+=(debootstrap)
   command -v gcc >/dev/null || need_apt+=(gcc libc6-dev)
   command -v ip >/dev/null || need_apt+=(iproute2)
+fi
+if ${kind} && [[ "$(id -u)" == 0 && -w /proc/sys/fs/inotify/max_user_instances ]]; then
+  # Four kind clusters exhaust Linux's default inotify limits (kind's "too many
+  # open files"); raised for this boot only, as lab/kind/preflight.sh asks.
+  (($(cat /proc/sys/fs/inotify/max_user_instances) >= 512)) || sysctl -q -w fs.inotify.max_user_instances=512
+  (($(cat /proc/sys/fs/inotify/max_user_watches) >= 524288)) || sysctl -q -w fs.inotify.max_user_watches=524288
 fi
 if [[ ${#need_apt[@]} -gt 0 ]]; then
   if [[ "$(id -u)" == 0 ]] && command -v apt-get >/dev/null; then

@@ -71,6 +71,10 @@ type Config struct {
 	// the machine's engine when it runs privileged containers, otherwise the
 	// lab's own dockerd), system or lab; see lab/kind/engine.
 	Docker string
+	// Images is how the kind lab gets its images (LAB_IMAGES): auto (default:
+	// pull where registry.k8s.io answers, build otherwise), build (every image
+	// built here from Debian's packages and Go modules) or pull.
+	Images string
 
 	// ProviderSet tells that LAB_PROVIDER chose the provider (otherwise commands other
 	// than up act on the lab recorded as up, see lab/providers).
@@ -255,7 +259,7 @@ func (c *Config) FlinkOutputDir() string { return filepath.Join(c.Dir, "flink-ou
 //	LAB_CLUSTER_FAILURE_THRESHOLD (10s), LAB_CLUSTER_MONITOR_GRACE_PERIOD (20s),
 //	LAB_UNPULLABLE_IMAGES, LAB_PULLABLE_IMAGES (image prefixes, see ImagePullRule),
 //	LAB_RETAIN=1 (keep a lab that failed to come up), LAB_RESTORE (kind: webhook|kyverno),
-//	LAB_DOCKER (kind: auto|system|lab, the Docker engine),
+//	LAB_DOCKER (kind: auto|system|lab, the Docker engine), LAB_IMAGES (kind: auto|build|pull),
 //	LAB_FLINK_CRD (the FlinkDeployment CRD of the hermetic lab),
 //	LAB_BIN_<NAME>, LAB_JAVA, LAB_FLINK_JAR, LAB_KWOK_STAGES to use a binary or file from
 //	elsewhere (see Binaries).
@@ -299,6 +303,7 @@ func LoadProvider(root string, provider Provider) (*Config, error) {
 	c.Dir = env("LAB_DIR", dir)
 	c.Retain = env("LAB_RETAIN", "") == "1"
 	c.Docker = env("LAB_DOCKER", "auto")
+	c.Images = env("LAB_IMAGES", "auto")
 	c.RestoreSet = env("LAB_RESTORE", "") != ""
 	c.Restore = env("LAB_RESTORE", RestoreWebhook)
 	if c.Restore != RestoreWebhook && c.Restore != RestoreKyverno {

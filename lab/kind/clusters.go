@@ -21,6 +21,22 @@ const HostCluster = "karmada-host"
 // so the node image and the kind binary built from lab/tools/kind always match.
 const NodeImage = defaults.Image
 
+// Node is the node image of the lab's clusters and how it came to be.
+type Node struct {
+	// Image is the node image's reference.
+	Image string
+	// Built tells that the lab built it (lab/kind/images/build-node-image.sh,
+	// LAB_IMAGES=build): Kubernetes from its Go module, the lab's etcd, and the
+	// reference CNI plugins instead of kindnetd, which such a node does not carry.
+	Built bool
+	// EtcdImageTag is the tag of the etcd image a built node preloads
+	// (kubeadm's ClusterConfiguration etcd.local.imageTag).
+	EtcdImageTag string
+}
+
+// PulledNode is kind's default node image, pulled from its registry (LAB_IMAGES=pull).
+var PulledNode = Node{Image: NodeImage}
+
 // Host ports of the kind lab, on 127.0.0.1 only and below Linux's ephemeral
 // range (32768+), apart from the hermetic lab's 24xxx-26xxx.
 const (
@@ -58,7 +74,13 @@ func NodeContainer(cluster string) string { return cluster + "-control-plane" }
 // v1alpha4 API types. Every cluster has one node (control plane that also runs
 // workloads) and an API server on 127.0.0.1; the host cluster maps Karmada's
 // API server and MinIO's S3 API onto 127.0.0.1 as well.
-func ClusterConfig(cfg *config.Config, name string) (*v1alpha4.Cluster, error) {
+//
+// Every cluster's kubelet is told failCgroupV1: false: Kubernetes 1.35's
+// kubelet refuses a cgroup v1 host otherwise (the setting does nothing on
+// cgroup v2). A built node runs without kind's default CNI (its
+// /etc/cni/net.d has the reference ptp plugin, enough for one node) and with
+// the lab's etcd image tag.
+func ClusterConfig(cfg *config.Config, name string, nodeImage Node) (*v1alpha4.Cluster, error) {
 	port := int32(HostAPIServerPort)
 	if name != HostCluster {
 		i, err := memberIndex(cfg, name)
@@ -69,7 +91,7 @@ func ClusterConfig(cfg *config.Config, name string) (*v1alpha4.Cluster, error) {
 	}
 	node := v1alpha4.Node{
 		Role:  v1alpha4.ControlPlaneRole,
-		Image: NodeImage,
+		Image: nodeImage.Image,
 		Labels: map[string]string{
 			"lab.karmada.io/cluster": name,
 		},
@@ -88,6 +110,15 @@ func ClusterConfig(cfg *config.Config, name string) (*v1alpha4.Cluster, error) {
 			APIServerAddress: config.Host,
 			APIServerPort:    port,
 		},
+		KubeadmConfigPatches: []string{"kind: KubeletConfiguration\nfailCgroupV1: false\n"},
+	}
+	if nodeImage.Built {
+		c.Networking.DisableDefaultCNI = true
+		if nodeImage.EtcdImageTag == "" {
+			return nil, fmt.Errorf("built node image %s: no etcd image tag", nodeImage.Image)
+		}
+		c.KubeadmConfigPatches = append(c.KubeadmConfigPatches,
+			"kind: ClusterConfiguration\netcd:\n  local:\n    imageTag: "+nodeImage.EtcdImageTag+"\n")
 	}
 	return c, nil
 }
@@ -103,13 +134,13 @@ func memberIndex(cfg *config.Config, name string) (int, error) {
 
 // WriteClusterConfigs writes each cluster's kind configuration to
 // dir/<name>.yaml and returns the paths by cluster name.
-func WriteClusterConfigs(cfg *config.Config, dir string) (map[string]string, error) {
+func WriteClusterConfigs(cfg *config.Config, dir string, nodeImage Node) (map[string]string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
 	paths := map[string]string{}
 	for _, name := range ClusterNames(cfg) {
-		c, err := ClusterConfig(cfg, name)
+		c, err := ClusterConfig(cfg, name, nodeImage)
 		if err != nil {
 			return nil, err
 		}

@@ -52,25 +52,55 @@ func useDockerShim(t *testing.T, mode string) string {
 // the point where it asks for the pinned node image.
 func TestClusterConfigsLoadAndValidateWithKind(t *testing.T) {
 	cfg := testConfig(t)
-	paths, err := WriteClusterConfigs(cfg, t.TempDir())
+	built := Node{Image: "karmada-failover-lab/kind-node:v1.35.8-0123456789ab", Built: true, EtcdImageTag: "3.6.16-0"}
+	for _, node := range []Node{PulledNode, built} {
+		paths, err := WriteClusterConfigs(cfg, t.TempDir(), node)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(paths) != cfg.Members+1 {
+			t.Fatalf("%d configs, want host + %d members", len(paths), cfg.Members)
+		}
+		calls := useDockerShim(t, "")
+		provider := cluster.NewProvider(cluster.ProviderWithDocker(), cluster.ProviderWithLogger(kindlog.NoopLogger{}))
+		for name, path := range paths {
+			_ = os.Remove(calls)
+			err := provider.Create(name, cluster.CreateWithConfigFile(path), cluster.CreateWithKubeconfigPath(filepath.Join(t.TempDir(), "kubeconfig")))
+			if err == nil {
+				t.Fatalf("%s: kind created a cluster through the docker stand-in", name)
+			}
+			log, _ := os.ReadFile(calls)
+			if !strings.Contains(string(log), node.Image) {
+				t.Errorf("%s (%s): kind stopped before provisioning (%v); docker calls:\n%s", name, node.Image, err, log)
+			}
+		}
+	}
+}
+
+// TestBuiltNodeClusterConfig: a node the lab built runs without kindnetd and
+// with the lab's etcd tag; every node tolerates a cgroup v1 host.
+func TestBuiltNodeClusterConfig(t *testing.T) {
+	cfg := testConfig(t)
+	built := Node{Image: "karmada-failover-lab/kind-node:v1.35.8-0123456789ab", Built: true, EtcdImageTag: "3.6.16-0"}
+	c, err := ClusterConfig(cfg, config.MemberName(1), built)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(paths) != cfg.Members+1 {
-		t.Fatalf("%d configs, want host + %d members", len(paths), cfg.Members)
+	patches := strings.Join(c.KubeadmConfigPatches, "---\n")
+	if !c.Networking.DisableDefaultCNI || c.Nodes[0].Image != built.Image ||
+		!strings.Contains(patches, "failCgroupV1: false") || !strings.Contains(patches, "imageTag: 3.6.16-0") {
+		t.Errorf("built node: DisableDefaultCNI %v, image %q, patches:\n%s", c.Networking.DisableDefaultCNI, c.Nodes[0].Image, patches)
 	}
-	calls := useDockerShim(t, "")
-	provider := cluster.NewProvider(cluster.ProviderWithDocker(), cluster.ProviderWithLogger(kindlog.NoopLogger{}))
-	for name, path := range paths {
-		_ = os.Remove(calls)
-		err := provider.Create(name, cluster.CreateWithConfigFile(path), cluster.CreateWithKubeconfigPath(filepath.Join(t.TempDir(), "kubeconfig")))
-		if err == nil {
-			t.Fatalf("%s: kind created a cluster through the docker stand-in", name)
-		}
-		log, _ := os.ReadFile(calls)
-		if !strings.Contains(string(log), NodeImage) {
-			t.Errorf("%s: kind stopped before provisioning (%v); docker calls:\n%s", name, err, log)
-		}
+	c, err = ClusterConfig(cfg, config.MemberName(1), PulledNode)
+	if err != nil {
+		t.Fatal(err)
+	}
+	patches = strings.Join(c.KubeadmConfigPatches, "---\n")
+	if c.Networking.DisableDefaultCNI || strings.Contains(patches, "imageTag") || !strings.Contains(patches, "failCgroupV1: false") {
+		t.Errorf("pulled node: DisableDefaultCNI %v, patches:\n%s", c.Networking.DisableDefaultCNI, patches)
+	}
+	if _, err := ClusterConfig(cfg, HostCluster, Node{Image: built.Image, Built: true}); err == nil {
+		t.Error("built node without an etcd tag: want an error")
 	}
 }
 
@@ -78,7 +108,7 @@ func TestClusterConfigsLoadAndValidateWithKind(t *testing.T) {
 // validation refuses a configuration and never reaches the provisioning calls.
 func TestKindRejectsAnInvalidConfig(t *testing.T) {
 	cfg := testConfig(t)
-	c, err := ClusterConfig(cfg, HostCluster)
+	c, err := ClusterConfig(cfg, HostCluster, PulledNode)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,7 +139,7 @@ func TestClusterConfigsArePinnedAndLocal(t *testing.T) {
 	}
 	seen := map[int32]string{}
 	for _, name := range ClusterNames(cfg) {
-		c, err := ClusterConfig(cfg, name)
+		c, err := ClusterConfig(cfg, name, PulledNode)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -138,7 +168,7 @@ func TestClusterConfigsArePinnedAndLocal(t *testing.T) {
 			seen[p] = name
 		}
 	}
-	if _, err := ClusterConfig(cfg, "member99"); err == nil {
+	if _, err := ClusterConfig(cfg, "member99", PulledNode); err == nil {
 		t.Error("a cluster outside the lab got a configuration")
 	}
 }
@@ -187,6 +217,8 @@ func TestPreflightFailsFastWithoutDocker(t *testing.T) {
 		{"engine down", shim + ":" + bare, "down", enough, "Cannot connect to the Docker daemon"},
 		{"engine hangs", shim + ":" + bare, "hang", enough, "running Docker engine, and 'docker info' reached none within 10s: timed out"},
 		{"no buildx", shim + ":" + bare, "nobuildx", enough, "docker buildx version"},
+		// LAB_IMAGES=build imports its images: no buildx needed, the next check stops it.
+		{"no buildx, images built", shim + ":" + bare, "nobuildx", enough, "needs make"},
 		{"inotify limits too low", shim + ":" + bare, "", linuxDefaults, "sudo sysctl fs.inotify.max_user_instances=512 fs.inotify.max_user_watches=524288"},
 		// The engine is fine: the first missing host tool (no make, java, mvn on this PATH) stops it.
 		{"host tools missing", shim + ":" + bare, "", enough, "needs make"},
@@ -194,7 +226,11 @@ func TestPreflightFailsFastWithoutDocker(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			cmd := exec.Command(script)
-			cmd.Env = []string{"PATH=" + tc.path, "DOCKER_SHIM_MODE=" + tc.mode, "PREFLIGHT_PROC_ROOT=" + tc.proc}
+			images := ImagesPull
+			if strings.HasSuffix(tc.name, "images built") {
+				images = ImagesBuild
+			}
+			cmd.Env = []string{"PATH=" + tc.path, "DOCKER_SHIM_MODE=" + tc.mode, "PREFLIGHT_PROC_ROOT=" + tc.proc, "LAB_IMAGES=" + images}
 			start := time.Now()
 			out, err := cmd.CombinedOutput()
 			took := time.Since(start)

@@ -49,6 +49,9 @@ type Lab struct {
 	// engine is the Docker engine every docker and kind command of the lab
 	// runs against (DOCKER_HOST); nil until first needed.
 	engine *engine.Engine
+	// images is LAB_IMAGES resolved (build or pull), node the clusters' node image.
+	images string
+	node   Node
 }
 
 // New returns the kind lab of cfg; LAB_RESTORE picks the restore mode.
@@ -95,7 +98,9 @@ func (l *Lab) Up(ctx context.Context, o lab.UpOptions) error {
 			}
 			return err
 		}},
+		{Name: "images (LAB_IMAGES=" + l.Cfg.Images + ")", Run: l.resolveImages},
 		{Name: "preflight: make, Java, Maven, inotify limits", Run: l.preflight},
+		{Name: "kind node image", Run: l.nodeImage},
 		{Name: "kind clusters (" + HostCluster + ", " + strings.Join(members, ", ") + ")", Run: l.createClusters},
 		{Name: "Karmada images from the " + string(l.Cfg.Karmada) + " tree (upstream's make image-*)", Run: l.buildKarmadaImages},
 		{Name: "Flink job image and restore webhook image", Run: l.buildLabImages},
@@ -155,7 +160,7 @@ func (l *Lab) CollectLogs(ctx context.Context, dst string) error {
 }
 
 func (l *Lab) preflight(ctx context.Context) error {
-	return Preflight(ctx, l.Cfg.Root, l.dockerEngine().Env()...)
+	return Preflight(ctx, l.Cfg.Root, append(l.dockerEngine().Env(), "LAB_IMAGES="+l.images)...)
 }
 
 // startEngine chooses the Docker engine (lab/kind/engine) and, when it is the
@@ -223,8 +228,34 @@ func (l *Lab) existingClusters(ctx context.Context) (map[string]bool, error) {
 	return have, nil
 }
 
+func (l *Lab) resolveImages(ctx context.Context) error {
+	mode, why, err := ResolveImages(ctx, l.Cfg.Images, nil)
+	if err != nil {
+		return err
+	}
+	l.images = mode
+	fmt.Fprintf(l.out, "   %s: %s\n", mode, why)
+	return nil
+}
+
+// nodeImage builds the node image (LAB_IMAGES=build) or names kind's default.
+func (l *Lab) nodeImage(ctx context.Context) error {
+	if l.images != ImagesBuild {
+		l.node = PulledNode
+		fmt.Fprintf(l.out, "   %s (pulled by kind)\n", l.node.Image)
+		return nil
+	}
+	n, err := l.buildNodeImage(ctx)
+	if err != nil {
+		return err
+	}
+	l.node = n
+	fmt.Fprintf(l.out, "   %s (built here; etcd %s)\n", n.Image, n.EtcdImageTag)
+	return nil
+}
+
 func (l *Lab) createClusters(ctx context.Context) error {
-	paths, err := WriteClusterConfigs(l.Cfg, l.kindDir())
+	paths, err := WriteClusterConfigs(l.Cfg, l.kindDir(), l.node)
 	if err != nil {
 		return err
 	}

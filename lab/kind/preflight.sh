@@ -44,8 +44,14 @@ if [[ ! "${server}" =~ ^[0-9] ]]; then
   fail "the kind lab needs a running Docker engine; 'docker info' answered without a server version: ${out}"
 fi
 # Upstream Karmada's image build passes --provenance=false, which only buildx takes
-# (the legacy builder rejects it), and the lab builds its images the same way.
-if ! with_timeout 10 docker buildx version >/dev/null 2>"${errfile}"; then
+# (the legacy builder rejects it), and the lab builds its images the same way
+# where it pulls the rest (LAB_IMAGES=pull; with build, images are imported).
+images="${LAB_IMAGES:-auto}"
+if [[ "${images}" == auto ]]; then
+  # As lab/kind/images.go decides it: pull where registry.k8s.io answers.
+  if with_timeout 5 bash -c ': >/dev/tcp/registry.k8s.io/443' 2>/dev/null; then images=pull; else images=build; fi
+fi
+if [[ "${images}" == pull ]] && ! with_timeout 10 docker buildx version >/dev/null 2>"${errfile}"; then
   echo "ERROR: the kind lab builds images with docker buildx (upstream's 'make image-*' passes --provenance=false), and 'docker buildx version' failed: $(grep -m 1 . "${errfile}" || echo "no answer")." >&2
   echo "       Docker Desktop ships buildx; on Linux install the docker-buildx-plugin package." >&2
   exit 1
