@@ -25,6 +25,8 @@ import (
 // specEnv is what every spec of this suite works with: the lab, the config,
 // a namespace of its own and the artifacts folder.
 type specEnv struct {
+	// finished: finish ran (it runs once per environment).
+	finished  bool
 	name      string
 	cfg       *framework.Config
 	lab       *framework.Lab
@@ -125,6 +127,12 @@ func (e *specEnv) taint(ctx context.Context, cluster, key string) {
 // finish runs the cleanups, writes the timeline, dumps on failure, deletes the
 // namespace and waits for every member to be Ready without NoExecute taints.
 func (e *specEnv) finish(ctx context.Context) {
+	// A spec skipped in its BeforeEach has no environment of its own: none yet,
+	// or the one of the container's spec before it, finished already.
+	if e == nil || e.finished {
+		return
+	}
+	e.finished = true
 	for i := len(e.cleanups) - 1; i >= 0; i-- {
 		e.cleanups[i](ctx)
 	}

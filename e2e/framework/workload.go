@@ -58,7 +58,13 @@ func DeleteNamespace(ctx context.Context, k *ClusterProxy, name string) error {
 	return err
 }
 
-// NewDeployment is a small Deployment whose pods kwok's fake nodes run.
+// WorkloadImage is the image of the e2e suite's workloads: Kubernetes 1.35's
+// sandbox image, which every kubelet of the kind lab has (a node image the lab
+// builds preloads it) and kwok's fake nodes "run" without pulling.
+const WorkloadImage = "registry.k8s.io/pause:3.10.1"
+
+// NewDeployment is a small Deployment whose pods kwok's fake nodes (or the
+// kind lab's kubelets) run.
 func NewDeployment(namespace, name string, replicas int32) *appsv1.Deployment {
 	labels := map[string]string{"app": name}
 	return &appsv1.Deployment{
@@ -70,7 +76,7 @@ func NewDeployment(namespace, name string, replicas int32) *appsv1.Deployment {
 			Template: corev1.PodTemplateSpec{
 				ObjectMeta: metav1.ObjectMeta{Labels: labels},
 				Spec: corev1.PodSpec{Containers: []corev1.Container{{
-					Name: "app", Image: "registry.k8s.io/pause:3.10",
+					Name: "app", Image: WorkloadImage,
 					Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{
 						corev1.ResourceCPU: resource.MustParse("100m"), corev1.ResourceMemory: resource.MustParse("64Mi"),
 					}},
