@@ -100,20 +100,36 @@ func (l *Lab) kubectlOn(ctx context.Context, cluster string, args ...string) (st
 	return l.run(ctx, "kubectl-"+cluster+"-"+args[0], l.Cfg.Bins.Kubectl, append([]string{"--kubeconfig", l.kubeconfigOf(cluster)}, args...)...)
 }
 
-func (l *Lab) installMinIO(ctx context.Context) error {
+// SeaweedFSImage is the S3 store's image where the lab builds its images.
+func (l *Lab) SeaweedFSImage() string { return "failover-lab/seaweedfs:" + l.ImageTag }
+
+// SeaweedFSData is the data manifests/seaweedfs.yaml is rendered with.
+func SeaweedFSData(image string, creds *S3Credentials) map[string]any {
+	return map[string]any{"Image": image, "NodePort": MinIONodePort, "HostPort": S3Port,
+		"AccessKey": creds.AccessKey, "SecretKey": creds.SecretKey, "Bucket": CheckpointBucket}
+}
+
+// installCheckpointStore runs the S3 store on the host cluster: MinIO's image
+// where images are pulled, SeaweedFS built here otherwise; the checkpoint
+// bucket; and on each member a checkpoint-store Service that reaches it.
+func (l *Lab) installCheckpointStore(ctx context.Context) error {
 	creds, err := l.s3Credentials()
 	if err != nil {
 		return err
 	}
-	f, err := l.render("minio.yaml", "minio.yaml", map[string]any{"Image": MinIOImage, "NodePort": MinIONodePort, "HostPort": S3Port,
-		"AccessKey": creds.AccessKey, "SecretKey": creds.SecretKey})
+	tmpl, deploy, data := "minio.yaml", "minio", map[string]any{"Image": MinIOImage, "NodePort": MinIONodePort, "HostPort": S3Port,
+		"AccessKey": creds.AccessKey, "SecretKey": creds.SecretKey}
+	if l.images == ImagesBuild {
+		tmpl, deploy, data = "seaweedfs.yaml", "seaweedfs", SeaweedFSData(l.SeaweedFSImage(), creds)
+	}
+	f, err := l.render(tmpl, tmpl, data)
 	if err != nil {
 		return err
 	}
 	if _, err := l.kubectlOn(ctx, HostCluster, "apply", "--server-side", "-f", f); err != nil {
 		return err
 	}
-	if _, err := l.kubectlOn(ctx, HostCluster, "-n", "checkpoint-store", "rollout", "status", "deployment/minio", "--timeout=5m"); err != nil {
+	if _, err := l.kubectlOn(ctx, HostCluster, "-n", "checkpoint-store", "rollout", "status", "deployment/"+deploy, "--timeout=5m"); err != nil {
 		return err
 	}
 	if err := createBucket(ctx, fmt.Sprintf("http://127.0.0.1:%d", S3Port), creds); err != nil {
@@ -164,6 +180,10 @@ func (l *Lab) helmInstall(ctx context.Context, cluster string, c Chart, extra ..
 }
 
 func (l *Lab) installOperators(ctx context.Context) error {
+	if l.images == ImagesBuild {
+		fmt.Fprintln(l.out, "   skipped: cert-manager's and flink-kubernetes-operator's images come only from their registries")
+		return nil
+	}
 	values, err := Manifests.ReadFile("manifests/flink-operator-values.yaml")
 	if err != nil {
 		return err
@@ -229,6 +249,10 @@ func portableObject(b []byte) ([]byte, error) {
 }
 
 func (l *Lab) installRestore(ctx context.Context) error {
+	if l.images == ImagesBuild {
+		fmt.Fprintln(l.out, "   skipped: the restore webhook's certificate is issued by cert-manager, which only its registry serves")
+		return nil
+	}
 	creds, err := l.s3Credentials()
 	if err != nil {
 		return err

@@ -32,6 +32,9 @@ type Node struct {
 	// EtcdImageTag is the tag of the etcd image a built node preloads
 	// (kubeadm's ClusterConfiguration etcd.local.imageTag).
 	EtcdImageTag string
+	// KubernetesVersion is a built node's Kubernetes, the tag of the
+	// control-plane images it preloads.
+	KubernetesVersion string
 }
 
 // PulledNode is kind's default node image, pulled from its registry (LAB_IMAGES=pull).

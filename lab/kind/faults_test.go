@@ -2,6 +2,7 @@ package kind
 
 import (
 	"slices"
+	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -18,5 +19,22 @@ func TestSetArgReplacesTheFlagWhereItIs(t *testing.T) {
 	setArg(&c, "--leader-elect=false")
 	if !slices.Equal(c.Args, []string{"--leader-elect=false"}) {
 		t.Errorf("a new flag goes to args: %v", c.Args)
+	}
+}
+
+func TestPartitionScript(t *testing.T) {
+	cut := PartitionScript("10.214.0.2", false)
+	for _, want := range []string{"-s 10.214.0.2 -j DROP", "-d 10.214.0.2 -j DROP", "iptables -N " + PartitionChain, "iptables -I $c -j " + PartitionChain} {
+		if !strings.Contains(cut, want) {
+			t.Errorf("partition script lacks %q:\n%s", want, cut)
+		}
+	}
+	heal := PartitionScript("10.214.0.2", true)
+	if strings.Contains(heal, "DROP") || !strings.Contains(heal, "iptables -X "+PartitionChain) {
+		t.Errorf("heal script:\n%s", heal)
+	}
+	// Partitioning twice leaves one set of rules: the script unhooks first.
+	if !strings.HasPrefix(cut, heal) {
+		t.Error("the partition script does not first remove an earlier partition")
 	}
 }

@@ -57,8 +57,8 @@ func (l *Lab) buildNodeImage(ctx context.Context) (Node, error) {
 	return ParseNodeImageOutput(out)
 }
 
-// ParseNodeImageOutput reads build-node-image.sh's NODE_IMAGE= and
-// ETCD_IMAGE_TAG= lines.
+// ParseNodeImageOutput reads build-node-image.sh's NODE_IMAGE=,
+// ETCD_IMAGE_TAG= and KUBERNETES_VERSION= lines.
 func ParseNodeImageOutput(out string) (Node, error) {
 	n := Node{Built: true}
 	for _, line := range strings.Split(out, "\n") {
@@ -68,9 +68,12 @@ func ParseNodeImageOutput(out string) (Node, error) {
 		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "ETCD_IMAGE_TAG="); ok {
 			n.EtcdImageTag = v
 		}
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "KUBERNETES_VERSION="); ok {
+			n.KubernetesVersion = v
+		}
 	}
-	if n.Image == "" || n.EtcdImageTag == "" {
-		return Node{}, fmt.Errorf("build-node-image.sh named no NODE_IMAGE and ETCD_IMAGE_TAG; it printed:\n%s", out)
+	if n.Image == "" || n.EtcdImageTag == "" || n.KubernetesVersion == "" {
+		return Node{}, fmt.Errorf("build-node-image.sh named no NODE_IMAGE, ETCD_IMAGE_TAG and KUBERNETES_VERSION; it printed:\n%s", out)
 	}
 	return n, nil
 }

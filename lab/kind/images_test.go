@@ -38,11 +38,11 @@ func TestResolveImages(t *testing.T) {
 }
 
 func TestParseNodeImageOutput(t *testing.T) {
-	n, err := ParseNodeImageOutput(" ✓ coredns (8s)\nNODE_IMAGE=karmada-failover-lab/kind-node:v1.35.8-5e06db186c5c\nETCD_IMAGE_TAG=3.6.16-0\n")
-	if err != nil || !n.Built || n.Image != "karmada-failover-lab/kind-node:v1.35.8-5e06db186c5c" || n.EtcdImageTag != "3.6.16-0" {
+	n, err := ParseNodeImageOutput(" ✓ coredns (8s)\nNODE_IMAGE=karmada-failover-lab/kind-node:v1.35.8-5e06db186c5c\nETCD_IMAGE_TAG=3.6.16-0\nKUBERNETES_VERSION=v1.35.8\n")
+	if err != nil || !n.Built || n.Image != "karmada-failover-lab/kind-node:v1.35.8-5e06db186c5c" || n.EtcdImageTag != "3.6.16-0" || n.KubernetesVersion != "v1.35.8" {
 		t.Errorf("got %+v, %v", n, err)
 	}
-	if _, err := ParseNodeImageOutput("NODE_IMAGE=x\n"); err == nil {
-		t.Error("output without ETCD_IMAGE_TAG: want an error")
+	if _, err := ParseNodeImageOutput("NODE_IMAGE=x\nETCD_IMAGE_TAG=3.6.16-0\n"); err == nil {
+		t.Error("output without KUBERNETES_VERSION: want an error")
 	}
 }

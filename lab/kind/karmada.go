@@ -40,13 +40,41 @@ func (l *Lab) RestoreWebhookImage() string { return "failover-lab/flink-restore-
 
 func (l *Lab) buildKarmadaImages(ctx context.Context) error {
 	// One script builds all images; this step runs it, the next only checks.
+	if l.images == ImagesBuild {
+		// Static binaries imported, no base image and no registry (lab/kind/images).
+		_, err := l.runIn(ctx, l.Cfg.Root, nil, "build-lab-images",
+			filepath.Join(l.Cfg.Root, "lab", "kind", "images", "build-lab-images.sh"), string(l.Cfg.Karmada), l.ImageTag)
+		return err
+	}
 	_, err := l.runIn(ctx, l.Cfg.Root, []string{"GOARCH=" + runtime.GOARCH}, "build-images",
 		filepath.Join(l.Cfg.Root, "lab", "kind", "build-images.sh"), string(l.Cfg.Karmada), l.ImageTag)
 	return err
 }
 
+// memberImages are the lab's images every member runs: the Flink job's (where
+// images are pulled: its base is Flink's official image) and the restore webhook's.
+func (l *Lab) memberImages() []string {
+	if l.images == ImagesBuild {
+		return []string{l.RestoreWebhookImage()}
+	}
+	return []string{l.FlinkJobImage(), l.RestoreWebhookImage()}
+}
+
+// hostImages are the images the host cluster runs that kind does not pull:
+// Karmada's, and SeaweedFS where the lab builds its images.
+func (l *Lab) hostImages() []string {
+	var imgs []string
+	for _, c := range KarmadaComponents {
+		imgs = append(imgs, l.KarmadaImage(c))
+	}
+	if l.images == ImagesBuild {
+		imgs = append(imgs, l.SeaweedFSImage())
+	}
+	return imgs
+}
+
 func (l *Lab) buildLabImages(ctx context.Context) error {
-	for _, img := range []string{l.FlinkJobImage(), l.RestoreWebhookImage()} {
+	for _, img := range append(l.hostImages(), l.memberImages()...) {
 		if _, err := l.run(ctx, "docker-image-inspect", "docker", "image", "inspect", "--format", "{{.Id}}", img); err != nil {
 			return fmt.Errorf("image %s was not built: %w", img, err)
 		}
@@ -55,15 +83,11 @@ func (l *Lab) buildLabImages(ctx context.Context) error {
 }
 
 func (l *Lab) loadImages(ctx context.Context) error {
-	var karmada []string
-	for _, c := range KarmadaComponents {
-		karmada = append(karmada, l.KarmadaImage(c))
-	}
-	if _, err := l.run(ctx, "kind-load-"+HostCluster, l.Cfg.Bins.Kind, append([]string{"load", "docker-image", "--name", HostCluster}, karmada...)...); err != nil {
+	if _, err := l.run(ctx, "kind-load-"+HostCluster, l.Cfg.Bins.Kind, append([]string{"load", "docker-image", "--name", HostCluster}, l.hostImages()...)...); err != nil {
 		return err
 	}
 	for _, m := range l.members() {
-		if _, err := l.run(ctx, "kind-load-"+m, l.Cfg.Bins.Kind, "load", "docker-image", "--name", m, l.FlinkJobImage(), l.RestoreWebhookImage()); err != nil {
+		if _, err := l.run(ctx, "kind-load-"+m, l.Cfg.Bins.Kind, append([]string{"load", "docker-image", "--name", m}, l.memberImages()...)...); err != nil {
 			return err
 		}
 	}
@@ -119,6 +143,15 @@ func KarmadaInitConfig(cfg *config.Config, tag, hostKubeconfig, crds, dataDir st
 	}
 }
 
+// UseNodeControlPlaneImages points karmadactl init at the control-plane
+// images a built node preloads (LAB_IMAGES=build): Karmada's kube-apiserver
+// and kube-controller-manager at the node's Kubernetes version, and its etcd.
+func UseNodeControlPlaneImages(c *initconfig.KarmadaInitConfig, n Node) {
+	c.Spec.Images.KubeImageRegistry = "registry.k8s.io"
+	c.Spec.Images.KubeImageTag = n.KubernetesVersion
+	c.Spec.Etcd.Local.Image = initconfig.Image{Repository: "registry.k8s.io/etcd", Tag: n.EtcdImageTag}
+}
+
 // WebhookExtraArgs are karmada-webhook flags of the lab (as the hermetic lab
 // passes them): NoExecute taints in ClusterTaintPolicy are allowed.
 var WebhookExtraArgs = []initconfig.Arg{{Name: "allow-no-execute-taint-policy", Value: "true"}}
@@ -141,7 +174,11 @@ func (l *Lab) installKarmada(ctx context.Context) error {
 	if err := CRDArchive(filepath.Join(tree, "charts", "karmada", "_crds"), crds); err != nil {
 		return err
 	}
-	b, err := yaml.Marshal(KarmadaInitConfig(l.Cfg, l.ImageTag, l.hostKubeconfig(), crds, l.karmadaDataDir()))
+	initCfg := KarmadaInitConfig(l.Cfg, l.ImageTag, l.hostKubeconfig(), crds, l.karmadaDataDir())
+	if l.node.Built {
+		UseNodeControlPlaneImages(initCfg, l.node)
+	}
+	b, err := yaml.Marshal(initCfg)
 	if err != nil {
 		return err
 	}

@@ -109,7 +109,7 @@ func (l *Lab) Up(ctx context.Context, o lab.UpOptions) error {
 		{Name: "kubeconfigs (karmada.config, members.config)", Run: l.writeKubeconfigs},
 		{Name: "karmadactl join", Run: l.joinMembers},
 		{Name: "ClusterTaintPolicy", Run: l.applyClusterTaintPolicy},
-		{Name: "MinIO checkpoint store and bucket", Run: l.installMinIO},
+		{Name: "checkpoint store (MinIO pulled, or SeaweedFS built) and bucket", Run: l.installCheckpointStore},
 		{Name: "cert-manager and flink-kubernetes-operator on the members", Run: l.installOperators},
 		{Name: "restore (" + l.Restore + ") on the members", Run: l.installRestore},
 	}
@@ -118,6 +118,14 @@ func (l *Lab) Up(ctx context.Context, o lab.UpOptions) error {
 	st.Ready = err == nil
 	if werr := l.writeState(st); werr != nil && err == nil {
 		err = werr
+	}
+	if err != nil && !l.Cfg.Retain && l.engine != nil {
+		// A lab that did not come up is taken down (clusters, kind's network, the
+		// lab's dockerd), as the hermetic lab does; LAB_RETAIN=1 keeps it.
+		fmt.Fprintln(out, "The kind lab did not come up: taking it down (LAB_RETAIN=1 keeps it for inspection).")
+		if derr := l.Down(context.WithoutCancel(ctx), out); derr != nil {
+			err = errors.Join(err, fmt.Errorf("taking the partial lab down: %w", derr))
+		}
 	}
 	return err
 }
@@ -298,19 +306,59 @@ func (l *Lab) StopCluster(ctx context.Context, name string, graceful bool) error
 // KindNetwork is the Docker network kind puts every node container on.
 const KindNetwork = "kind"
 
-// Partition disconnects the member's node container from the kind network, so
-// Karmada (in the host cluster) cannot reach it while it keeps running; heal
-// connects it again.
+// PartitionChain is the iptables chain in a member's node that drops its
+// traffic with the host cluster while partitioned.
+const PartitionChain = "LAB-PARTITION"
+
+// PartitionScript is what Partition runs in the member's node: with heal, the
+// chain is unhooked and removed; otherwise every packet from or to the host
+// cluster's node (Karmada's pods reach the member masqueraded to that address)
+// is dropped, in and out, while both keep running: requests hang rather than
+// being refused, as across a real partition.
+func PartitionScript(hostIP string, heal bool) string {
+	unhook := "for c in INPUT OUTPUT FORWARD; do while iptables -D $c -j " + PartitionChain + " 2>/dev/null; do :; done; done; " +
+		"iptables -F " + PartitionChain + " 2>/dev/null; iptables -X " + PartitionChain + " 2>/dev/null; true"
+	if heal {
+		return unhook
+	}
+	return unhook + "; iptables -N " + PartitionChain +
+		" && iptables -A " + PartitionChain + " -s " + hostIP + " -j DROP" +
+		" && iptables -A " + PartitionChain + " -d " + hostIP + " -j DROP" +
+		" && for c in INPUT OUTPUT FORWARD; do iptables -I $c -j " + PartitionChain + " || exit 1; done"
+}
+
+// Partition cuts Karmada (in the host cluster) off the member while both keep
+// running: the member's node drops its traffic with the host cluster's node
+// (PartitionScript); heal lets it through again. The member's workloads go on,
+// and the host machine still reaches the member's API server through its
+// published port.
 func (l *Lab) Partition(ctx context.Context, name string, heal bool) error {
 	if _, err := memberIndex(l.Cfg, name); err != nil {
 		return err
 	}
-	verb := "disconnect"
-	if heal {
-		verb = "connect"
+	hostIP, err := l.nodeIP(ctx, HostCluster)
+	if err != nil {
+		return err
 	}
-	_, err := l.run(ctx, "docker-network-"+verb+"-"+name, "docker", "network", verb, KindNetwork, NodeContainer(name))
+	verb := "partition"
+	if heal {
+		verb = "heal"
+	}
+	_, err = l.run(ctx, "docker-exec-"+verb+"-"+name, "docker", "exec", "--privileged", NodeContainer(name), "sh", "-c", PartitionScript(hostIP, heal))
 	return err
+}
+
+// nodeIP is a cluster's node address on the kind network.
+func (l *Lab) nodeIP(ctx context.Context, cluster string) (string, error) {
+	out, err := l.run(ctx, "node-ip-"+cluster, "docker", "inspect", "-f", `{{with index .NetworkSettings.Networks "`+KindNetwork+`"}}{{.IPAddress}}{{end}}`, NodeContainer(cluster))
+	if err != nil {
+		return "", err
+	}
+	ip := strings.TrimSpace(out)
+	if ip == "" {
+		return "", fmt.Errorf("%s has no address on the %s network", NodeContainer(cluster), KindNetwork)
+	}
+	return ip, nil
 }
 
 // StartCluster starts the member's node container again and waits for its API server.

@@ -317,7 +317,10 @@ func up(ctx context.Context, root string, p lab.Provider) error {
 	fmt.Printf("The %s is up in %.0fs. Next:\n", map[bool]string{true: "kind lab", false: "lab"}[isKind], time.Since(start).Seconds())
 	fmt.Printf("  kubectl --kubeconfig %s --context %s get clusters\n", rel(root, cfg.KarmadaKubeconfig()), config.KarmadaContext)
 	if isKind {
-		fmt.Printf("  kubectl --kubeconfig %s --context %s apply -f %s   # the Flink demo\n", rel(root, cfg.KarmadaKubeconfig()), config.KarmadaContext, rel(root, filepath.Join(cfg.ManifestDir(), "flink-demo.yaml")))
+		// The demo is rendered where the Flink operator runs (images pulled).
+		if demo := filepath.Join(cfg.ManifestDir(), "flink-demo.yaml"); fileExists(demo) {
+			fmt.Printf("  kubectl --kubeconfig %s --context %s apply -f %s   # the Flink demo\n", rel(root, cfg.KarmadaKubeconfig()), config.KarmadaContext, rel(root, demo))
+		}
 		fmt.Println("  LAB_PROVIDER=kind make e2e | make lab-status | make lab-down   # status and down act on the kind lab while it is up")
 		return nil
 	}
@@ -413,4 +416,9 @@ func rel(root, path string) string {
 		return r
 	}
 	return path
+}
+
+func fileExists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
 }

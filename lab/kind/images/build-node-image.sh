@@ -18,8 +18,9 @@
 # Needs root (debootstrap, chroot) and a Docker engine (DOCKER_HOST: the lab's,
 # see `lab docker start`). The image is tagged with a key of everything it is
 # built from and rebuilt only when that changes; the root file systems are
-# cached in _output/kind/rootfs/. Prints NODE_IMAGE=<the node image> and
-# ETCD_IMAGE_TAG=<the tag of the etcd image it preloads>.
+# cached in _output/kind/rootfs/. Prints NODE_IMAGE=<the node image>,
+# ETCD_IMAGE_TAG=<the tag of the etcd image it preloads> and
+# KUBERNETES_VERSION=<its Kubernetes, the control-plane images' tag>.
 # shellcheck source=hack/lib/init.sh
 source "$(dirname "${BASH_SOURCE[0]}")/../../../hack/lib/init.sh"
 # shellcheck source=hack/lib/tools.sh
@@ -74,7 +75,7 @@ key="$( { cat "${BASH_SOURCE[0]}" "${NODE_FILES}"/*; echo "${SUITE} ${MIRROR} ${
   echo "${k8s_version} ${etcd_version} ${coredns_version} ${cni_version} ${kind_version} ${pause_version}"; } | sha256sum | cut -c1-12)"
 node_image="karmada-failover-lab/kind-node:${k8s_version}-${key}"
 if docker image inspect "${node_image}" >/dev/null 2>&1 && [[ "${FORCE:-0}" != 1 ]]; then
-  printf 'NODE_IMAGE=%s\nETCD_IMAGE_TAG=%s\n' "${node_image}" "${etcd_image##*:}"
+  printf 'NODE_IMAGE=%s\nETCD_IMAGE_TAG=%s\nKUBERNETES_VERSION=%s\n' "${node_image}" "${etcd_image##*:}" "${k8s_version}"
   exit 0
 fi
 
@@ -185,4 +186,4 @@ printf 'FROM %s\nSTOPSIGNAL SIGRTMIN+3\n' "${stage}" >"${work}/ctx/Dockerfile"
 DOCKER_BUILDKIT=0 docker build -q -t "${node_image}" "${work}/ctx" >/dev/null 2>"${work}/build.log" || { cat "${work}/build.log" >&2; die "docker build of ${node_image} failed"; }
 docker rmi "${stage}" >/dev/null
 log::ok "kind node image ${node_image} (Kubernetes ${k8s_version}, kind ${kind_version}; preloaded: ${preload[*]})" >&2
-printf 'NODE_IMAGE=%s\nETCD_IMAGE_TAG=%s\n' "${node_image}" "${etcd_image##*:}"
+printf 'NODE_IMAGE=%s\nETCD_IMAGE_TAG=%s\nKUBERNETES_VERSION=%s\n' "${node_image}" "${etcd_image##*:}" "${k8s_version}"

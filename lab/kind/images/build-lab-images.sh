@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# Build the kind lab's own images without a registry (LAB_IMAGES=build), each
+# from a static binary this project builds, imported into the engine in use
+# (DOCKER_HOST) under the name its manifest uses:
+#   docker.io/karmada/<component>:TAG   Karmada's controller-manager, scheduler,
+#       webhook and aggregated-apiserver from the FLAVOUR tree's build
+#       (_output/bin/<flavour>/, make build or make build-upstream), at /bin/<name>
+#       as upstream's images have them (karmadactl init runs /bin/<name>);
+#   failover-lab/flink-restore-webhook:TAG   the restore webhook (restore/), as
+#       restore/Dockerfile builds it: /flink-restore-webhook, user 65532;
+#   failover-lab/seaweedfs:TAG   SeaweedFS (lab/tools/seaweedfs), the S3 store.
+# Karmada's kube-apiserver, kube-controller-manager and etcd are the node
+# image's own (lab/kind/images/build-node-image.sh).
+# Usage: build-lab-images.sh patched|upstream TAG. Prints the image references.
+# shellcheck source=hack/lib/init.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../../../hack/lib/init.sh"
+
+flavour="${1:?usage: build-lab-images.sh patched|upstream TAG}"
+tag="${2:?usage: build-lab-images.sh patched|upstream TAG}"
+bin="${OUTPUT}/bin/${flavour}"
+
+work="$(mktemp -d)"
+trap 'rm -rf "${work}"' EXIT
+
+# import_binary IMAGE BINARY PATH [docker import --change ...]: an image of one
+# static binary at PATH.
+import_binary() {
+  local image="$1" binary="$2" path="$3"
+  shift 3
+  [[ -x "${binary}" ]] || die "${binary#"${ROOT}"/} is missing (make build, make lab-binaries)"
+  if ! file "${binary}" 2>/dev/null | grep -q 'statically linked'; then
+    file "${binary}" >/dev/null 2>&1 && die "${binary#"${ROOT}"/} is not statically linked: an image of it alone cannot run it"
+  fi
+  rm -rf "${work}/img"
+  install -D -m 0755 "${binary}" "${work}/img${path}"
+  tar -C "${work}/img" --owner=0 --group=0 -c . | docker import "$@" - "${image}" >/dev/null
+  echo "${image}"
+}
+
+for c in karmada-controller-manager karmada-scheduler karmada-webhook karmada-aggregated-apiserver; do
+  import_binary "docker.io/karmada/${c}:${tag}" "${bin}/${c}" "/bin/${c}" --change "ENTRYPOINT [\"/bin/${c}\"]"
+done
+
+mkdir -p "${OUTPUT}/kind/bin"
+(cd "${ROOT}" && CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "${OUTPUT}/kind/bin/flink-restore-webhook" ./restore/cmd/flink-restore-webhook)
+import_binary "failover-lab/flink-restore-webhook:${tag}" "${OUTPUT}/kind/bin/flink-restore-webhook" /flink-restore-webhook \
+  --change 'USER 65532:65532' --change 'ENTRYPOINT ["/flink-restore-webhook"]'
+
+# SeaweedFS as the hermetic lab builds it (hack/build-seaweedfs.sh, cached by version).
+weed_dir="$("${ROOT}/hack/build-seaweedfs.sh" | sed -n 's/^SEAWEEDFS_BIN=//p')"
+import_binary "failover-lab/seaweedfs:${tag}" "${weed_dir}/weed" /usr/bin/weed --change 'ENTRYPOINT ["/usr/bin/weed"]'
