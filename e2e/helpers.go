@@ -167,7 +167,7 @@ func skipUnsupported(l *framework.Lab, fault framework.Fault) {
 // runner's faults (a JobManager pod loss is a runner restart there).
 func skipWithoutFlinkRunner(l *framework.Lab) {
 	if !l.State.FlinkRunner {
-		Skip(fmt.Sprintf("the %s lab's members run no FlinkDeployment runner (the Flink specs verify the job's committed output on this host and restart the runner); on kind, apply the rendered flink-demo.yaml and follow README's kind lab section", l.ProviderName()))
+		Skip(fmt.Sprintf("the %s lab's members run no FlinkDeployment runner (the Flink specs verify the job's committed output on this host and restart the runner); on kind with images pulled, apply the rendered flink-demo.yaml (docs/KIND.md)", l.ProviderName()))
 	}
 }
 
