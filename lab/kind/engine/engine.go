@@ -27,8 +27,9 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
+
+	"github.com/karmada-failover/lab/lab/internal/proc"
 )
 
 // Modes of LAB_DOCKER.
@@ -117,10 +118,16 @@ func (e Engine) String() string {
 
 // Paths of the lab's dockerd.
 func (o Options) socket() string     { return filepath.Join(o.Dir, "docker.sock") }
-func (o Options) pidFile() string    { return filepath.Join(o.Dir, "dockerd.pid") }
+func (o Options) pidFile() string    { return filepath.Join(o.Dir, "daemon.pid") }
 func (o Options) configFile() string { return filepath.Join(o.Dir, "daemon.json") }
 func (o Options) dataRoot() string   { return filepath.Join(o.Dir, "data") }
-func (o Options) logFile() string    { return filepath.Join(o.Dir, "dockerd.log") }
+
+// procs tracks the lab's dockerd by PID (lab/internal/proc): its PID file is
+// Dir/dockerd.pid, its output Dir/dockerd.log.
+func (o Options) procs() *proc.Manager { return &proc.Manager{PIDDir: o.Dir, LogDir: o.Dir} }
+
+// dockerdName is the lab's dockerd in procs().
+const dockerdName = "dockerd"
 
 // Host is the DOCKER_HOST of the lab's dockerd.
 func (o Options) Host() string { return "unix://" + o.socket() }
@@ -263,8 +270,8 @@ func (o Options) probePrivileged(ctx context.Context, env []string) error {
 }
 
 // Start starts the lab's dockerd, unless it runs, and waits until it answers.
-// The daemon outlives the command that starts it (its own session); Stop
-// ends it by its PID.
+// The daemon outlives the command that starts it (lab/internal/proc: its own
+// session, its PID recorded); Stop ends it by that PID.
 func Start(ctx context.Context, o Options) (Engine, error) {
 	if pid, ok := o.runningPID(); ok {
 		return Engine{Host: o.Host(), Own: true, Reason: "the lab's dockerd runs (pid " + strconv.Itoa(pid) + ")"}, nil
@@ -292,38 +299,34 @@ func Start(ctx context.Context, o Options) (Engine, error) {
 	if err := os.WriteFile(o.configFile(), cfg, 0o644); err != nil {
 		return Engine{}, err
 	}
-	logf, err := os.OpenFile(o.logFile(), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	dockerd, err := exec.LookPath("dockerd")
 	if err != nil {
 		return Engine{}, err
 	}
-	defer logf.Close()
 	_ = os.Remove(o.socket())
-	cmd := exec.Command("dockerd", o.DaemonArgs()...)
-	cmd.Stdout, cmd.Stderr = logf, logf
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-	if err := cmd.Start(); err != nil {
-		return Engine{}, fmt.Errorf("starting dockerd: %w", err)
+	procs := o.procs()
+	pid, err := procs.Start(proc.Spec{Name: dockerdName, Path: dockerd, Args: o.DaemonArgs()})
+	if err != nil {
+		return Engine{}, err
 	}
-	pid := cmd.Process.Pid
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
 	env := withDockerHost(os.Environ(), o.Host())
 	deadline := time.Now().Add(90 * time.Second)
 	for {
 		if _, err := dockerOut(ctx, env, 5*time.Second, "version", "--format", "{{.Server.Version}}"); err == nil {
 			break
 		}
-		select {
-		case err := <-exited:
-			return Engine{}, fmt.Errorf("the lab's dockerd exited (%v); its log, %s:\n%s", err, o.logFile(), tail(o.logFile(), 15))
-		case <-ctx.Done():
-			_ = syscall.Kill(pid, syscall.SIGTERM)
-			return Engine{}, ctx.Err()
-		case <-time.After(500 * time.Millisecond):
+		if _, running := procs.Running(dockerdName); !running {
+			return Engine{}, fmt.Errorf("the lab's dockerd exited; its log, %s:\n%s", procs.LogFile(dockerdName), procs.Tail(dockerdName, 15))
 		}
 		if time.Now().After(deadline) {
-			_ = syscall.Kill(pid, syscall.SIGTERM)
-			return Engine{}, fmt.Errorf("the lab's dockerd did not answer on %s within 90s; its log, %s:\n%s", o.socket(), o.logFile(), tail(o.logFile(), 15))
+			_ = procs.Stop(dockerdName, 30*time.Second)
+			return Engine{}, fmt.Errorf("the lab's dockerd did not answer on %s within 90s; its log, %s:\n%s", o.socket(), procs.LogFile(dockerdName), procs.Tail(dockerdName, 15))
+		}
+		select {
+		case <-ctx.Done():
+			_ = procs.Stop(dockerdName, 30*time.Second)
+			return Engine{}, ctx.Err()
+		case <-time.After(500 * time.Millisecond):
 		}
 	}
 	return Engine{Host: o.Host(), Own: true, Reason: "the lab's dockerd runs (pid " + strconv.Itoa(pid) + ")"}, nil
@@ -358,26 +361,12 @@ func DaemonConfig(runtime, runc string) ([]byte, error) {
 	}, "", "  ")
 }
 
-// Stop ends the lab's dockerd by its PID (SIGTERM, SIGKILL after 60s), then
+// Stop ends the lab's dockerd by its recorded PID (SIGTERM, SIGKILL after 60s), then
 // removes its bridge and exec root. Its data root (the images the lab built)
 // stays for the next lab.
 func Stop(ctx context.Context, o Options) error {
-	if pid, ok := o.runningPID(); ok {
-		_ = syscall.Kill(pid, syscall.SIGTERM)
-		deadline := time.Now().Add(60 * time.Second)
-		for alive(pid) && time.Now().Before(deadline) {
-			select {
-			case <-ctx.Done():
-				return ctx.Err()
-			case <-time.After(200 * time.Millisecond):
-			}
-		}
-		if alive(pid) {
-			_ = syscall.Kill(pid, syscall.SIGKILL)
-			for i := 0; i < 50 && alive(pid); i++ {
-				time.Sleep(100 * time.Millisecond)
-			}
-		}
+	if err := o.procs().Stop(dockerdName, 60*time.Second); err != nil {
+		return err
 	}
 	_ = os.Remove(o.pidFile())
 	var errs []error
@@ -395,38 +384,7 @@ func Stop(ctx context.Context, o Options) error {
 // Running tells whether the lab's dockerd runs, and its PID.
 func Running(o Options) (int, bool) { return o.runningPID() }
 
-func (o Options) runningPID() (int, bool) {
-	b, err := os.ReadFile(o.pidFile())
-	if err != nil {
-		return 0, false
-	}
-	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
-	if err != nil || pid <= 0 || !alive(pid) {
-		return 0, false
-	}
-	// The PID may have been reused after a reboot: it must be a dockerd.
-	comm, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "comm"))
-	if err == nil && strings.TrimSpace(string(comm)) != "dockerd" {
-		return 0, false
-	}
-	return pid, true
-}
-
-func alive(pid int) bool {
-	if syscall.Kill(pid, 0) != nil {
-		return false
-	}
-	// A zombie (exited, not yet reaped by its parent) is not running.
-	b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
-	if err != nil {
-		return true
-	}
-	s := string(b)
-	if i := strings.LastIndexByte(s, ')'); i >= 0 && i+2 < len(s) {
-		return s[i+2] != 'Z'
-	}
-	return true
-}
+func (o Options) runningPID() (int, bool) { return o.procs().Running(dockerdName) }
 
 func linkExists(name string) bool {
 	_, err := os.Stat(filepath.Join("/sys/class/net", name))
@@ -522,16 +480,4 @@ func hostName(h string) string {
 func firstLine(s string) string {
 	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
 	return s
-}
-
-func tail(path string, n int) string {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return "  (" + err.Error() + ")"
-	}
-	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return "  " + strings.Join(lines, "\n  ")
 }

@@ -195,7 +195,7 @@ func TestDaemonConfig(t *testing.T) {
 	o := Options{Dir: "/lab/_output/kind/docker"}
 	args := strings.Join(o.DaemonArgs(), " ")
 	for _, want := range []string{"--host unix:///lab/_output/kind/docker/docker.sock", "--data-root /lab/_output/kind/docker/data",
-		"--pidfile /lab/_output/kind/docker/dockerd.pid", "--config-file /lab/_output/kind/docker/daemon.json", "--bridge " + o.Bridge(), "--exec-root "} {
+		"--pidfile /lab/_output/kind/docker/daemon.pid", "--config-file /lab/_output/kind/docker/daemon.json", "--bridge " + o.Bridge(), "--exec-root "} {
 		if !strings.Contains(args, want) {
 			t.Errorf("dockerd %s: missing %q", args, want)
 		}
