@@ -26,8 +26,6 @@ func (l *Lab) Supports(fault lab.Fault) error {
 		return lab.Unsupported(config.ProviderKind, fault, "making pods unready is done by the hermetic lab's kwok chaos stage; kind runs real containers")
 	case lab.FaultStarveFlink:
 		return lab.Unsupported(config.ProviderKind, fault, "the kind lab runs the flink-kubernetes-operator, whose task slots the lab does not take away")
-	case lab.FaultStopCheckpointStore:
-		return lab.Unsupported(config.ProviderKind, fault, "the kind lab's MinIO runs in a cluster; the lab does not stop it")
 	}
 	return nil
 }
@@ -37,9 +35,60 @@ func (l *Lab) FailPods(context.Context, string, string, string, bool) (int, erro
 	return 0, l.Supports(lab.FaultFailPods)
 }
 
-// StopCheckpointStore is not available on the kind lab.
-func (l *Lab) StopCheckpointStore(context.Context, bool) error {
-	return l.Supports(lab.FaultStopCheckpointStore)
+// checkpointStoreNamespace holds the S3 store's Deployment (MinIO or SeaweedFS) on the host cluster.
+const checkpointStoreNamespace = "checkpoint-store"
+
+// StopCheckpointStore scales the S3 store's Deployment on the host cluster to
+// zero and waits until its pods are gone (connections to it are refused), or
+// back to one and waits until it is available again. Its data (a volume of
+// the host cluster's node) and its credentials (a Secret) stay.
+func (l *Lab) StopCheckpointStore(ctx context.Context, stop bool) error {
+	host, err := l.hostClient()
+	if err != nil {
+		return err
+	}
+	deps := host.AppsV1().Deployments(checkpointStoreNamespace)
+	list, err := deps.List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return err
+	}
+	if len(list.Items) == 0 {
+		return fmt.Errorf("no checkpoint store Deployment in namespace %s of the host cluster", checkpointStoreNamespace)
+	}
+	replicas := int32(1)
+	if stop {
+		replicas = 0
+	}
+	for _, d := range list.Items {
+		name := d.Name
+		if err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+			d, err := deps.Get(ctx, name, metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			d.Spec.Replicas = ptr.To(replicas)
+			_, err = deps.Update(ctx, d, metav1.UpdateOptions{})
+			return err
+		}); err != nil {
+			return err
+		}
+		if stop {
+			sel := metav1.ListOptions{LabelSelector: metav1.FormatLabelSelector(d.Spec.Selector)}
+			err = wait.PollUntilContextTimeout(ctx, time.Second, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
+				pods, err := host.CoreV1().Pods(checkpointStoreNamespace).List(ctx, sel)
+				return err == nil && len(pods.Items) == 0, nil
+			})
+		} else {
+			err = wait.PollUntilContextTimeout(ctx, 2*time.Second, 3*time.Minute, true, func(ctx context.Context) (bool, error) {
+				d, err := deps.Get(ctx, name, metav1.GetOptions{})
+				return err == nil && deploymentRolledOut(d), nil
+			})
+		}
+		if err != nil {
+			return fmt.Errorf("checkpoint store %s/%s scaled to %d: %w", checkpointStoreNamespace, name, replicas, err)
+		}
+	}
+	return nil
 }
 
 // StarveFlink is not available on the kind lab.
