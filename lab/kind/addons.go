@@ -22,6 +22,7 @@ import (
 	"github.com/karmada-failover/lab/apis/flink"
 	"github.com/karmada-failover/lab/lab"
 	"github.com/karmada-failover/lab/lab/internal/manifest"
+	"github.com/karmada-failover/lab/lab/internal/pki"
 	"github.com/karmada-failover/lab/lab/internal/poll"
 )
 
@@ -248,10 +249,53 @@ func portableObject(b []byte) ([]byte, error) {
 	return json.MarshalIndent(obj, "", "  ")
 }
 
+// RestoreWebhookServiceDNS is the name the members' API servers call the restore webhook by.
+const RestoreWebhookServiceDNS = "flink-restore-webhook.flink-restore.svc"
+
+// restoreWebhookTLS puts the restore webhook's serving certificate into the
+// member: from cert-manager where images are pulled, otherwise issued by the
+// lab's own CA (lab/internal/pki, in the lab folder's kind/pki) and applied as
+// the Secret the webhook serves with (tls.crt, tls.key, ca.crt).
+func (l *Lab) restoreWebhookTLS(ctx context.Context, member string) error {
+	if l.images != ImagesBuild {
+		f, err := l.render("restore-webhook-certificate.yaml", "restore-webhook-certificate-"+member+".yaml", map[string]any{"ServiceDNS": RestoreWebhookServiceDNS})
+		if err != nil {
+			return err
+		}
+		if _, err := l.kubectlOn(ctx, member, "apply", "--server-side", "-f", f); err != nil {
+			return err
+		}
+		_, err = l.kubectlOn(ctx, member, "-n", "flink-restore", "wait", "--for=condition=Ready", "--timeout=3m", "certificate/flink-restore-webhook")
+		return err
+	}
+	dir := filepath.Join(l.kindDir(), "pki")
+	if err := pki.ServingPair(dir, pki.RestoreWebhook, "flink-restore-webhook", []string{RestoreWebhookServiceDNS, RestoreWebhookServiceDNS + ".cluster.local"}); err != nil {
+		return err
+	}
+	data := map[string]string{}
+	for key, path := range map[string]string{"tls.crt": pki.CertFile(dir, pki.RestoreWebhook), "tls.key": pki.KeyFile(dir, pki.RestoreWebhook), "ca.crt": pki.CertFile(dir, pki.CA)} {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		data[key] = base64.StdEncoding.EncodeToString(b)
+	}
+	secret, err := json.Marshal(map[string]any{"apiVersion": "v1", "kind": "Secret", "type": "kubernetes.io/tls",
+		"metadata": map[string]any{"name": "flink-restore-webhook-tls", "namespace": "flink-restore"}, "data": data})
+	if err != nil {
+		return err
+	}
+	f := filepath.Join(l.Cfg.ManifestDir(), "restore-webhook-tls-"+member+".json")
+	if err := os.WriteFile(f, secret, 0o600); err != nil {
+		return err
+	}
+	_, err = l.kubectlOn(ctx, member, "apply", "--server-side", "-f", f)
+	return err
+}
+
 func (l *Lab) installRestore(ctx context.Context) error {
-	if l.images == ImagesBuild {
-		fmt.Fprintln(l.out, "   skipped: the restore webhook's certificate is issued by cert-manager, which only its registry serves")
-		return nil
+	if l.images == ImagesBuild && l.Restore == RestoreKyverno {
+		return errors.New("LAB_RESTORE=kyverno: Kyverno's images come only from its registry (LAB_IMAGES=pull); with images built here the members restore by the webhook")
 	}
 	creds, err := l.s3Credentials()
 	if err != nil {
@@ -269,7 +313,7 @@ func (l *Lab) installRestore(ctx context.Context) error {
 		if _, err := l.kubectlOn(ctx, m, "apply", "--server-side", "-f", filepath.Join(l.Cfg.Root, "restore", "deploy", "rbac.yaml")); err != nil {
 			return err
 		}
-		if _, err := l.kubectlOn(ctx, m, "-n", "flink-restore", "wait", "--for=condition=Ready", "--timeout=3m", "certificate/flink-restore-webhook"); err != nil {
+		if err := l.restoreWebhookTLS(ctx, m); err != nil {
 			return err
 		}
 		if _, err := l.kubectlOn(ctx, m, "-n", "flink-restore", "rollout", "status", "deployment/flink-restore-webhook", "--timeout=5m"); err != nil {
@@ -300,6 +344,9 @@ func (l *Lab) installRestore(ctx context.Context) error {
 		if _, err := l.kubectlOn(ctx, m, "apply", "--server-side", "-f", out); err != nil {
 			return err
 		}
+	}
+	if l.images == ImagesBuild {
+		return nil // no Flink operator to run the demo (docs/KIND.md)
 	}
 	return l.renderFlinkDemo(creds)
 }

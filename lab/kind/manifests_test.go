@@ -35,6 +35,7 @@ func renderedManifests(t *testing.T, cfg *config.Config) map[string][]byte {
 	render("seaweedfs.yaml", SeaweedFSData("failover-lab/seaweedfs:lab-patched", creds))
 	render("checkpoint-store-member.yaml", map[string]any{"HostIP": "172.18.0.2", "NodePort": MinIONodePort})
 	render("restore-webhook.yaml", map[string]any{"Image": "failover-lab/flink-restore-webhook:lab-patched", "Port": cfg.Ports.RestoreWebhook, "Member": "member1", "AccessKey": creds.AccessKey, "SecretKey": creds.SecretKey})
+	render("restore-webhook-certificate.yaml", map[string]any{"ServiceDNS": RestoreWebhookServiceDNS})
 	render("flink-demo.yaml", FlinkDemoData("failover-lab/flink-job:lab-patched", []string{"member1", "member2", "member3"}, creds))
 	b, err := Manifests.ReadFile("manifests/flink-operator-values.yaml")
 	if err != nil {

@@ -168,3 +168,30 @@ func ensureServiceAccountKey(dir string) error {
 	}
 	return os.WriteFile(pub, pubPEM, 0o600)
 }
+
+// ServingPair writes into dir the lab's CA (ca.crt, ca.key; kept if it
+// exists) and a serving pair name signed by it for the DNS names, for a
+// webhook the lab runs in a cluster where no cert-manager issues one. An
+// existing pair is kept.
+func ServingPair(dir, name, cn string, dns []string) error {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	caCert, caKey, err := ensureCA(dir, CA, "failover-lab")
+	if err != nil {
+		return err
+	}
+	if exists(dir, name) {
+		return nil
+	}
+	cfg := karmadacert.NewCertConfig(cn, nil, cert.AltNames{DNSNames: dns}, nil)
+	cfg.Usages = []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}
+	c, k, err := karmadacert.NewCertAndKey(caCert, caKey, cfg)
+	if err != nil {
+		return fmt.Errorf("certificate %s: %w", name, err)
+	}
+	if err := karmadacert.WriteCertAndKey(dir, name, c, &k); err != nil {
+		return fmt.Errorf("writing %s: %w", name, err)
+	}
+	return nil
+}

@@ -68,3 +68,29 @@ func TestGenerateServingCertificatesVerifyAndAreKept(t *testing.T) {
 		t.Fatal("Generate accepted a host that is not an IP")
 	}
 }
+
+func TestServingPairVerifiesForItsNamesAndIsKept(t *testing.T) {
+	dir := t.TempDir()
+	names := []string{"flink-restore-webhook.flink-restore.svc", "flink-restore-webhook.flink-restore.svc.cluster.local"}
+	if err := ServingPair(dir, RestoreWebhook, "flink-restore-webhook", names); err != nil {
+		t.Fatal(err)
+	}
+	roots := x509.NewCertPool()
+	roots.AddCert(readCert(t, CertFile(dir, CA)))
+	leaf := readCert(t, CertFile(dir, RestoreWebhook))
+	for _, n := range names {
+		if _, err := leaf.Verify(x509.VerifyOptions{DNSName: n, Roots: roots, KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}}); err != nil {
+			t.Errorf("%s: %v", n, err)
+		}
+	}
+	if _, err := leaf.Verify(x509.VerifyOptions{DNSName: "other.flink-restore.svc", Roots: roots}); err == nil {
+		t.Error("the pair verifies for a name it was not issued for")
+	}
+	before, _ := os.ReadFile(CertFile(dir, RestoreWebhook))
+	if err := ServingPair(dir, RestoreWebhook, "flink-restore-webhook", names); err != nil {
+		t.Fatal(err)
+	}
+	if after, _ := os.ReadFile(CertFile(dir, RestoreWebhook)); !bytes.Equal(before, after) {
+		t.Error("a second call replaced the pair")
+	}
+}
