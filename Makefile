@@ -31,7 +31,7 @@ lab-up: $(if $(KIND_LAB),kind-preflight kind-tools,) $(KARMADA_BUILD) $(if $(KIN
 KIND_SMOKE ?= $(shell { command -v dockerd || command -v docker; } >/dev/null 2>&1 && echo 1)
 test: verify-series test-go test-flink verify-kwok-stages verify-apis lint verify-kind-lab e2e-smoke $(if $(KIND_SMOKE),e2e-kind-smoke,kind-smoke-skipped) ## Run the whole test suite: series checks, upstream unit tests of touched packages, our Go tests, the Flink job's Java tests, the lab's kwok stages, the kind lab's static checks, the lab smoke e2e, then the kind lab's smoke where Docker can be had.
 
-##@ Lab (LAB_MEMBERS=3, LAB_KARMADA=patched|upstream, LAB_RETAIN=1; see README)
+##@ Lab (LAB_MEMBERS=3, LAB_KARMADA=patched|upstream, LAB_RETAIN=1; see docs/LAB.md)
 
 LAB := $(OUTPUT)/bin/lab
 
@@ -108,7 +108,7 @@ lab-cluster-out-of-service: lab-cli ## Fence member MEMBER: taint it failover.ka
 lab-fail-pods: lab-cli ## Fault: make pods SELECTOR in NAMESPACE of CLUSTER unready (HEAL=1 makes them ready again).
 	@$(LAB) fail-pods --cluster $(CLUSTER) --namespace $(or $(NAMESPACE),default) --selector $(SELECTOR) $(if $(HEAL),--heal)
 
-##@ kind lab (LAB_PROVIDER=kind: machines with Docker; see README)
+##@ kind lab (LAB_PROVIDER=kind: machines with Docker; see docs/KIND.md)
 
 .PHONY: kyverno
 kyverno: ## Build Kyverno's admission controller from its Go module (lab/tools/kyverno) into _output/bin/kyverno-<version>/ (cold: about 9 CPU-minutes; cached by version).

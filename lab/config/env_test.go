@@ -10,7 +10,8 @@ import (
 )
 
 // TestEveryLABVariableIsLoadedAndDocumented: the lab's settings are read in one place, this
-// package (Load), and each is documented in README.md, so the record of a running lab and
+// package (Load), and each is documented in docs/LAB.md (README's reference of the lab's
+// settings) or docs/KIND.md (the kind lab's), so the record of a running lab and
 // the documentation never miss one. LAB_ROOT, which finds the repository before Load can
 // run, is the one exception.
 func TestEveryLABVariableIsLoadedAndDocumented(t *testing.T) {
@@ -18,9 +19,13 @@ func TestEveryLABVariableIsLoadedAndDocumented(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	readme, err := os.ReadFile(filepath.Join(root, "README.md"))
-	if err != nil {
-		t.Fatal(err)
+	var readme []byte
+	for _, doc := range []string{"LAB.md", "KIND.md"} {
+		b, err := os.ReadFile(filepath.Join(root, "docs", doc))
+		if err != nil {
+			t.Fatal(err)
+		}
+		readme = append(readme, b...)
 	}
 	literal := regexp.MustCompile(`"(LAB_[A-Z_]+)"`)
 	seen := map[string]bool{}
@@ -61,7 +66,7 @@ func TestEveryLABVariableIsLoadedAndDocumented(t *testing.T) {
 			doc = "LAB_BIN_<NAME>"
 		}
 		if !strings.Contains(string(readme), "`"+doc) {
-			t.Errorf("%s is not documented in README.md", doc)
+			t.Errorf("%s is not documented in docs/LAB.md or docs/KIND.md", doc)
 		}
 	}
 }
