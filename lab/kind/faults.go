@@ -47,8 +47,7 @@ func (l *Lab) StopCheckpointStore(ctx context.Context, stop bool) error {
 	if err != nil {
 		return err
 	}
-	deps := host.AppsV1().Deployments(checkpointStoreNamespace)
-	list, err := deps.List(ctx, metav1.ListOptions{})
+	list, err := host.AppsV1().Deployments(checkpointStoreNamespace).List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return err
 	}
@@ -61,28 +60,13 @@ func (l *Lab) StopCheckpointStore(ctx context.Context, stop bool) error {
 	}
 	for _, d := range list.Items {
 		name := d.Name
-		if err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-			d, err := deps.Get(ctx, name, metav1.GetOptions{})
-			if err != nil {
-				return err
-			}
-			d.Spec.Replicas = ptr.To(replicas)
-			_, err = deps.Update(ctx, d, metav1.UpdateOptions{})
-			return err
-		}); err != nil {
+		if err := scaleDeployment(ctx, host, checkpointStoreNamespace, name, replicas, nil); err != nil {
 			return err
 		}
 		if stop {
-			sel := metav1.ListOptions{LabelSelector: metav1.FormatLabelSelector(d.Spec.Selector)}
-			err = wait.PollUntilContextTimeout(ctx, time.Second, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
-				pods, err := host.CoreV1().Pods(checkpointStoreNamespace).List(ctx, sel)
-				return err == nil && len(pods.Items) == 0, nil
-			})
+			err = waitPodsGone(ctx, host, checkpointStoreNamespace, metav1.ListOptions{LabelSelector: metav1.FormatLabelSelector(d.Spec.Selector)})
 		} else {
-			err = wait.PollUntilContextTimeout(ctx, 2*time.Second, 3*time.Minute, true, func(ctx context.Context) (bool, error) {
-				d, err := deps.Get(ctx, name, metav1.GetOptions{})
-				return err == nil && deploymentRolledOut(d), nil
-			})
+			err = waitRolledOut(ctx, host, checkpointStoreNamespace, name)
 		}
 		if err != nil {
 			return fmt.Errorf("checkpoint store %s/%s scaled to %d: %w", checkpointStoreNamespace, name, replicas, err)
@@ -117,16 +101,7 @@ func (l *Lab) StopController(ctx context.Context, kill bool) error {
 	if err != nil {
 		return err
 	}
-	deps := host.AppsV1().Deployments("karmada-system")
-	if err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		d, err := deps.Get(ctx, controllerManager, metav1.GetOptions{})
-		if err != nil {
-			return err
-		}
-		d.Spec.Replicas = ptr.To(int32(0))
-		_, err = deps.Update(ctx, d, metav1.UpdateOptions{})
-		return err
-	}); err != nil {
+	if err := scaleDeployment(ctx, host, "karmada-system", controllerManager, 0, nil); err != nil {
 		return err
 	}
 	pods := host.CoreV1().Pods("karmada-system")
@@ -136,9 +111,43 @@ func (l *Lab) StopController(ctx context.Context, kill bool) error {
 			return err
 		}
 	}
+	return waitPodsGone(ctx, host, "karmada-system", sel)
+}
+
+// scaleDeployment sets a Deployment's replicas (and applies change to it
+// first, if given), retrying on conflicts.
+func scaleDeployment(ctx context.Context, c kubernetes.Interface, ns, name string, replicas int32, change func(*appsv1.Deployment)) error {
+	deps := c.AppsV1().Deployments(ns)
+	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		d, err := deps.Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		if change != nil {
+			change(d)
+		}
+		d.Spec.Replicas = ptr.To(replicas)
+		_, err = deps.Update(ctx, d, metav1.UpdateOptions{})
+		return err
+	})
+}
+
+// waitPodsGone waits up to 2 minutes until no pod matches sel in ns.
+func waitPodsGone(ctx context.Context, c kubernetes.Interface, ns string, sel metav1.ListOptions) error {
 	return wait.PollUntilContextTimeout(ctx, time.Second, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
-		list, err := pods.List(ctx, sel)
+		list, err := c.CoreV1().Pods(ns).List(ctx, sel)
 		return err == nil && len(list.Items) == 0, nil
+	})
+}
+
+// waitRolledOut waits up to 3 minutes until the Deployment is rolled out.
+func waitRolledOut(ctx context.Context, c kubernetes.Interface, ns, name string) error {
+	return wait.PollUntilContextTimeout(ctx, 2*time.Second, 3*time.Minute, true, func(ctx context.Context) (bool, error) {
+		d, err := c.AppsV1().Deployments(ns).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return false, nil
+		}
+		return deploymentRolledOut(d), nil
 	})
 }
 
@@ -150,26 +159,12 @@ func (l *Lab) StartController(ctx context.Context, gates map[string]bool) error 
 		return err
 	}
 	flag := "--feature-gates=" + config.FeatureGatesFlag(config.FeatureGates(l.Cfg.Karmada, gates))
-	deps := host.AppsV1().Deployments("karmada-system")
-	if err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		d, err := deps.Get(ctx, controllerManager, metav1.GetOptions{})
-		if err != nil {
-			return err
-		}
+	if err := scaleDeployment(ctx, host, "karmada-system", controllerManager, 1, func(d *appsv1.Deployment) {
 		setArg(&d.Spec.Template.Spec.Containers[0], flag)
-		d.Spec.Replicas = ptr.To(int32(1))
-		_, err = deps.Update(ctx, d, metav1.UpdateOptions{})
-		return err
 	}); err != nil {
 		return err
 	}
-	return wait.PollUntilContextTimeout(ctx, 2*time.Second, 3*time.Minute, true, func(ctx context.Context) (bool, error) {
-		d, err := deps.Get(ctx, controllerManager, metav1.GetOptions{})
-		if err != nil {
-			return false, nil
-		}
-		return deploymentRolledOut(d), nil
-	})
+	return waitRolledOut(ctx, host, "karmada-system", controllerManager)
 }
 
 // setArg replaces the container's --name=... argument (in command or args) or
