@@ -27,13 +27,19 @@ import (
 // default --job-id-key).
 const jobIDLabel = "flink.lab.karmada.io/job-id"
 
+// deletionTimeAnnotation: how long the FlinkDeployment runner takes to delete
+// the object (lab/flinkrunner.DeletionTimeAnnotation).
+const deletionTimeAnnotation = "lab.flinkrunner/deletion-time"
+
 // FlinkFailoverSpecInput is the input of FlinkFailoverSpec.
 type FlinkFailoverSpecInput struct {
 	E2EConfig      *framework.Config
 	Lab            *framework.Lab
 	ArtifactFolder string
-	// Trigger: TriggerStopCluster (cluster failover) or TriggerFlinkStarved
-	// (application failover: the job stays CREATED without task slots).
+	// Trigger: TriggerStopCluster (cluster failover), TriggerTaint (a
+	// maintenance drain: a NoExecute taint on a member that keeps running and
+	// answering) or TriggerFlinkStarved (application failover: the job stays
+	// CREATED without task slots).
 	Trigger    Trigger
 	Candidates []string
 	// StaleUserSavepoint: once the job has checkpointed, the template gets
@@ -53,6 +59,11 @@ type FlinkFailoverSpecInput struct {
 	// not from the initialSavepointPath it was first deployed with (the
 	// operator reads that field on the first deployment only).
 	RestartRunnerOnDestination bool
+	// DeletionTime: the FlinkDeployment's deletion takes this long on its
+	// member (the operator's finalizer: its job runs on until it is cancelled
+	// and the JobManager is gone; the runner's deletion-time annotation). With
+	// Directly, Karmada must not start the job elsewhere before then.
+	DeletionTime time.Duration
 }
 
 // TriggerFlinkStarved: the member's Flink jobs lose their task slots.
@@ -86,6 +97,9 @@ func FlinkFailoverSpec(ctx context.Context, inputGetter func() FlinkFailoverSpec
 	It("resumes the job on the destination from the old job's latest checkpoint with nothing lost", func(ctx SpecContext) {
 		k := input.Lab.Karmada
 		template, checkpointDir := e.flinkTemplate(name)
+		if input.DeletionTime > 0 {
+			template.SetAnnotations(map[string]string{deletionTimeAnnotation: input.DeletionTime.String()})
+		}
 		if input.StaleUserSavepoint {
 			// Keep the checkpoint the template will name, so that the webhook can
 			// compare the two completion times.
@@ -174,6 +188,10 @@ func FlinkFailoverSpec(ctx context.Context, inputGetter func() FlinkFailoverSpec
 			Expect(input.Lab.TaintCluster(ctx, source, framework.OutOfServiceTaintKey, "shutdown", false)).To(Succeed())
 			fenced = true
 			e.timeline.Mark(source + " out of service")
+		case TriggerTaint:
+			// A maintenance drain: the member keeps running and answering; Karmada
+			// deletes the FlinkDeployment there, whose deletion takes DeletionTime.
+			e.taint(ctx, source, "lab.karmada.io/maintenance")
 		case TriggerFlinkStarved:
 			Expect(input.Lab.Provider.StarveFlink(ctx, source, true)).To(Succeed())
 			e.cleanups = append(e.cleanups, func(ctx context.Context) { _ = input.Lab.Provider.StarveFlink(ctx, source, false) })
@@ -248,9 +266,10 @@ func FlinkFailoverSpec(ctx context.Context, inputGetter func() FlinkFailoverSpec
 		report, err := input.Lab.VerifyFlinkOutput(e.ns, name)
 		Expect(err).NotTo(HaveOccurred())
 		e.timeline.Mark("output verified: " + report.String())
+		Expect(report.Overlaps()).To(BeEmpty(), "the state was handed over: the old job's writers stopped before the new job's started; writers: %+v (%s)",
+			report.Writers, report)
 		Expect(report.Duplicated).To(BeZero(), "records committed more than once (%s): a restore from an older checkpoint, a fresh start or two writers", report)
 		Expect(report.Missing).To(BeZero(), "records never committed (%s)", report)
-		Expect(report.Overlaps()).To(BeEmpty(), "the state was handed over: the old job's writers stopped before the new job's started")
 		if input.Trigger == TriggerStopCluster {
 			ready, err := input.Lab.ClusterReady(ctx, source)
 			Expect(err).NotTo(HaveOccurred())
@@ -266,8 +285,11 @@ func FlinkFailoverSpec(ctx context.Context, inputGetter func() FlinkFailoverSpec
 			dest, restored.RestoredID, old.JobID, latest)
 
 		detected := source + " NotReady"
-		if input.Trigger == TriggerFlinkStarved {
+		switch input.Trigger {
+		case TriggerFlinkStarved:
 			detected = "FlinkDeployment Unhealthy on " + source
+		case TriggerTaint:
+			detected = "failure injected on " + source
 		}
 		t := e.timeline
 		Expect(framework.AppendFlinkFailoverRecord(input.ArtifactFolder, framework.FlinkFailoverRecord{

@@ -134,6 +134,15 @@ var _ = Describe("Flink cluster failover: the member crashes", Label("ci", "lab"
 	})
 })
 
+// The operator's finalizer keeps the old FlinkDeployment, and its job, for as
+// long as its deletion takes: Directly must wait until it is gone.
+var _ = Describe("Flink cluster failover by a maintenance drain, purge mode Directly, the old job's deletion taking 20s: one writer at a time", Label("ci", "lab", "fault", "flink", "slow"), func() {
+	FlinkFailoverSpec(context.TODO(), func() FlinkFailoverSpecInput {
+		return FlinkFailoverSpecInput{E2EConfig: e2eConfig, Lab: lab, ArtifactFolder: artifacts, Trigger: TriggerTaint, Candidates: members(2, 0),
+			DeletionTime: 20 * time.Second}
+	})
+})
+
 var _ = Describe("FlinkDeployment runner restarted under a running job", Label("ci", "lab", "flink"), func() {
 	FlinkRunnerRestartSpec(context.TODO(), func() FlinkMemberSpecInput {
 		return FlinkMemberSpecInput{E2EConfig: e2eConfig, Lab: lab, ArtifactFolder: artifacts, Cluster: members(2)[0]}

@@ -46,7 +46,9 @@ for b in ${BINARIES}; do
     tail -n 20 "${log}" >&2
     die "building ${b} (${flavour}) failed; log: ${log#"${ROOT}"/}"
   fi
-  cp "${tree}/_output/bin/${platform}/${b}" "${out}/${b}"
+  # Copy, then rename: a running lab keeps the binary it started with.
+  cp "${tree}/_output/bin/${platform}/${b}" "${out}/${b}.new"
+  mv -f "${out}/${b}.new" "${out}/${b}"
   log::ok "${b} ${key} ($((SECONDS - start))s)"
 done
 echo "${want}" > "${stamp}"

@@ -50,6 +50,10 @@ type Options struct {
 	StopGrace    time.Duration // SIGTERM -> SIGKILL (20s)
 	Env          []string      // extra environment of the Flink processes
 	Resync       time.Duration // informer resync (0 = none)
+	// DeletionTime is how long a deleted FlinkDeployment's job runs on before
+	// it is cancelled or stopped with a savepoint (the operator noticing the
+	// delete, the JobManager's shutdown); DeletionTimeAnnotation overrides it.
+	DeletionTime time.Duration
 	// LastState returns the path of the latest completed checkpoint of jobID
 	// under checkpointDir ("" when it has none). A job deployed before (by this
 	// process or an earlier one) resumes from it; nil: jobs never resume.
@@ -84,6 +88,8 @@ type Runner struct {
 	mu      sync.Mutex
 	runs    map[string]*run
 	written map[string]Status // last status written per key
+	// deleting: UID of the object whose cleanup runs, per key.
+	deleting map[string]string
 
 	events   record.EventBroadcaster
 	recorder record.EventRecorder // events on FlinkDeployments, as the operator's
@@ -165,6 +171,7 @@ func New(cfg *rest.Config, opts Options) (*Runner, error) {
 		queue:    workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[string]()),
 		runs:     map[string]*run{},
 		written:  map[string]Status{},
+		deleting: map[string]string{},
 		events:   events,
 		recorder: events.NewRecorder(scheme.Scheme, corev1.EventSource{Component: "flink-runner"}),
 	}
@@ -293,12 +300,21 @@ func (r *Runner) reconcile(ctx context.Context, key string) error {
 		r.stopRun(key, "deleted")
 		r.mu.Lock()
 		delete(r.written, key)
+		delete(r.deleting, key)
 		r.mu.Unlock()
 		return nil
 	}
 	u, ok := obj.(*unstructured.Unstructured)
 	if !ok {
 		return fmt.Errorf("unexpected object %T", obj)
+	}
+	if u.GetDeletionTimestamp() != nil {
+		return r.reconcileDeletion(ctx, key, u)
+	}
+	if !hasFinalizer(u) {
+		// As the operator: its finalizer first, so that a delete waits for
+		// the job to stop. The update brings the object back here.
+		return r.setFinalizer(ctx, u.GetNamespace(), u.GetName(), true)
 	}
 	d, err := ParseDeployment(u)
 	if err == nil {

@@ -50,6 +50,7 @@ func main() {
 		pluginsDir  = flag.String("flink-plugins-dir", "", "FLINK_PLUGINS_DIR for the Flink processes (empty = inherit)")
 		poll        = flag.Duration("poll-interval", 2*time.Second, "REST poll period per job")
 		stopGrace   = flag.Duration("stop-grace", 20*time.Second, "SIGTERM -> SIGKILL grace when stopping a Flink process")
+		deletion    = flag.Duration("deletion-time", 3*time.Second, "how long a deleted FlinkDeployment's job runs on before it is cancelled (or stopped with a savepoint) and its finalizer removed, as the operator's reaction and the JobManager's shutdown take; annotation "+flinkrunner.DeletionTimeAnnotation+" overrides it per object")
 		flinkConf   = kvFlag{}
 	)
 	flag.Var(flinkConf, "flink-conf", "default Flink configuration key=value (repeatable), overridden by spec.flinkConfiguration")
@@ -69,7 +70,7 @@ func main() {
 			DefaultJar: *defaultJar, FlinkConf: flinkConf,
 		},
 		PortLo: lo, PortHi: hi, LogDir: *logDir, HealthAddr: *healthAddr,
-		PollInterval: *poll, StopGrace: *stopGrace,
+		PollInterval: *poll, StopGrace: *stopGrace, DeletionTime: *deletion,
 	}
 	if *taskSlots >= 0 {
 		opts.Launch.TaskSlots = taskSlots
