@@ -64,6 +64,11 @@ type FlinkFailoverSpecInput struct {
 	// and the JobManager is gone; the runner's deletion-time annotation). With
 	// Directly, Karmada must not start the job elsewhere before then.
 	DeletionTime time.Duration
+	// SavepointOnDeletion: the operator stops the deleted job with a
+	// savepoint (kubernetes.operator.job.savepoint-on-deletion) into the
+	// deployment's savepoint directory; with a source that answers (a planned
+	// move) the restore must start from it: nothing reprocessed.
+	SavepointOnDeletion bool
 }
 
 // TriggerFlinkStarved: the member's Flink jobs lose their task slots.
@@ -99,6 +104,12 @@ func FlinkFailoverSpec(ctx context.Context, inputGetter func() FlinkFailoverSpec
 		template, checkpointDir := e.flinkTemplate(name)
 		if input.DeletionTime > 0 {
 			template.SetAnnotations(map[string]string{deletionTimeAnnotation: input.DeletionTime.String()})
+		}
+		savepointDir := checkpointDir + "-savepoints"
+		if input.SavepointOnDeletion {
+			for k, v := range map[string]string{"kubernetes.operator.job.savepoint-on-deletion": "true", "state.savepoints.dir": savepointDir} {
+				Expect(unstructured.SetNestedField(template.Object, v, "spec", "flinkConfiguration", k)).To(Succeed())
+			}
 		}
 		if input.StaleUserSavepoint {
 			// Keep the checkpoint the template will name, so that the webhook can
@@ -163,6 +174,12 @@ func FlinkFailoverSpec(ctx context.Context, inputGetter func() FlinkFailoverSpec
 		}).Should(Succeed())
 		e.timeline.Mark(fmt.Sprintf("job %s RUNNING on %s, 3 checkpoints", old.JobID[:8], source))
 
+		lastBefore := int64(-1)
+		if input.SavepointOnDeletion {
+			cp, err := old.REST.Checkpoints(ctx)
+			Expect(err).NotTo(HaveOccurred())
+			lastBefore = cp.LatestCompletedN
+		}
 		By(fmt.Sprintf("failing %s by %s", source, input.Trigger))
 		injected := time.Now()
 		e.timeline.Mark("failure injected on " + source)
@@ -236,7 +253,11 @@ func FlinkFailoverSpec(ctx context.Context, inputGetter func() FlinkFailoverSpec
 		}
 		Expect(decision).To(Equal(wantDecision), "the restore webhook's decision on %s", dest)
 		expectMutatedBy(input.Lab, arrived)
-		Expect(restoredPath).To(HavePrefix(checkpointDir+"/"+old.JobID+"/chk-"), "restored from the old job's checkpoints")
+		if input.SavepointOnDeletion {
+			Expect(restoredPath).To(HavePrefix(savepointDir+"/savepoint-"+old.JobID[:6]+"-"), "restored from the old job's final savepoint")
+		} else {
+			Expect(restoredPath).To(HavePrefix(checkpointDir+"/"+old.JobID+"/chk-"), "restored from the old job's checkpoints")
+		}
 		e.timeline.Mark(restoreMode(input.Lab) + ": restore from " + restoredPath[strings.LastIndex(restoredPath, "/")+1:])
 
 		By("checking Flink restored that checkpoint, and that it is the latest the old job completed")
@@ -281,8 +302,23 @@ func FlinkFailoverSpec(ctx context.Context, inputGetter func() FlinkFailoverSpec
 		Expect(input.Lab.Checkpoints).NotTo(BeNil(), "the lab's checkpoint store")
 		latest, err := input.Lab.Checkpoints.LatestCompleted(ctx, checkpointDir, old.JobID)
 		Expect(err).NotTo(HaveOccurred())
-		Expect(restored.RestoredID).To(Equal(latest), "Flink on %s restored chk-%d; the latest completed checkpoint of job %s in the store is chk-%d",
-			dest, restored.RestoredID, old.JobID, latest)
+		latestText := fmt.Sprintf("latest completed: chk-%d", latest)
+		if input.SavepointOnDeletion {
+			// The savepoint is the job's last snapshot: Flink numbers it after the
+			// checkpoints the job completed, and its sink committed everything before
+			// it. (Stopped with a savepoint, the job FINISHED: Flink discarded its
+			// retained checkpoints, so the savepoint is the only state left.)
+			sps, err := input.Lab.Checkpoints.Savepoints(ctx, savepointDir, old.JobID)
+			Expect(err).NotTo(HaveOccurred())
+			Expect(sps).To(Equal([]string{restoredPath}), "the store holds one savepoint of job %s, the one restored", old.JobID)
+			Expect(restored.RestoredID).To(BeNumerically(">", lastBefore), "Flink on %s restored snapshot %d, taken after chk-%d, the old job's latest checkpoint at the drain",
+				dest, restored.RestoredID, lastBefore)
+			Expect(report.Reprocessed).To(BeZero(), "a planned move reprocesses nothing: the new job starts where the old one stopped (%s)", report)
+			latestText = fmt.Sprintf("final savepoint %d, after chk-%d", restored.RestoredID, lastBefore)
+		} else {
+			Expect(restored.RestoredID).To(Equal(latest), "Flink on %s restored chk-%d; the latest completed checkpoint of job %s in the store is chk-%d",
+				dest, restored.RestoredID, old.JobID, latest)
+		}
 
 		detected := source + " NotReady"
 		switch input.Trigger {
@@ -302,8 +338,8 @@ func FlinkFailoverSpec(ctx context.Context, inputGetter func() FlinkFailoverSpec
 			RTO:         rto, RestoredID: restored.RestoredID, LatestID: latest,
 			Missing: report.Missing, Duplicated: report.Duplicated, Reprocessed: report.Reprocessed,
 		})).To(Succeed())
-		summary := fmt.Sprintf("restored from %s (latest completed: chk-%d) · missing=%d · duplicated=%d · reprocessed=%d · rto=%.0fs · by %s",
-			restoredPath, latest, report.Missing, report.Duplicated, report.Reprocessed, rto, restoreMode(input.Lab))
+		summary := fmt.Sprintf("restored from %s (%s) · missing=%d · duplicated=%d · reprocessed=%d · rto=%.0fs · by %s",
+			restoredPath, latestText, report.Missing, report.Duplicated, report.Reprocessed, rto, restoreMode(input.Lab))
 		AddReportEntry("flink failover", summary)
 		fmt.Fprintln(GinkgoWriter, summary)
 		e.timeline.Title += " — " + summary

@@ -143,6 +143,15 @@ var _ = Describe("Flink cluster failover by a maintenance drain, purge mode Dire
 	})
 })
 
+// A planned move with the operator's savepoint on deletion: the final
+// savepoint is the newest state, and the restore starts from it.
+var _ = Describe("Flink planned move: a maintenance drain with savepoint on deletion, purge mode Directly: restored from the final savepoint, nothing reprocessed", Label("lab", "fault", "flink", "slow"), func() {
+	FlinkFailoverSpec(context.TODO(), func() FlinkFailoverSpecInput {
+		return FlinkFailoverSpecInput{E2EConfig: e2eConfig, Lab: lab, ArtifactFolder: artifacts, Trigger: TriggerTaint, Candidates: members(1, 2),
+			SavepointOnDeletion: true}
+	})
+})
+
 var _ = Describe("FlinkDeployment runner restarted under a running job", Label("ci", "lab", "flink"), func() {
 	FlinkRunnerRestartSpec(context.TODO(), func() FlinkMemberSpecInput {
 		return FlinkMemberSpecInput{E2EConfig: e2eConfig, Lab: lab, ArtifactFolder: artifacts, Cluster: members(2)[0]}

@@ -90,3 +90,30 @@ func (s *CheckpointStore) LatestCompleted(ctx context.Context, dir, jobID string
 	}
 	return latest, nil
 }
+
+// Savepoints returns the completed savepoints of jobID under dir (an
+// s3://bucket/prefix URI): the directories savepoint-<first 6 characters of
+// the job id>-<random> holding a _metadata file, as URIs.
+func (s *CheckpointStore) Savepoints(ctx context.Context, dir, jobID string) ([]string, error) {
+	u, err := url.Parse(dir)
+	if err != nil || u.Scheme != "s3" || u.Host == "" || len(jobID) < 6 {
+		return nil, fmt.Errorf("savepoint directory %q of job %q: want s3://bucket/prefix and a job id", dir, jobID)
+	}
+	client := s.client()
+	base := strings.Trim(u.Path, "/") + "/"
+	prefix := base + "savepoint-" + jobID[:6] + "-"
+	var out []string
+	p := s3.NewListObjectsV2Paginator(client, &s3.ListObjectsV2Input{Bucket: aws.String(u.Host), Prefix: aws.String(prefix)})
+	for p.HasMorePages() {
+		page, err := p.NextPage(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("listing s3://%s/%s: %w", u.Host, prefix, err)
+		}
+		for _, o := range page.Contents {
+			if sp, ok := strings.CutSuffix(aws.ToString(o.Key), "/_metadata"); ok && !strings.Contains(strings.TrimPrefix(sp, base), "/") {
+				out = append(out, "s3://"+u.Host+"/"+sp)
+			}
+		}
+	}
+	return out, nil
+}

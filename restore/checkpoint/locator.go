@@ -51,6 +51,9 @@ type Checkpoint struct {
 	// JobID is the job the checkpoint belongs to (its directory under the
 	// checkpoint directory).
 	JobID string `json:"jobId"`
+	// Savepoint: a savepoint (LatestSavepoint), not a chk-N directory; ID is
+	// then 0 (its name does not carry the checkpoint id).
+	Savepoint bool `json:"savepoint,omitempty"`
 }
 
 // Locator finds the latest completed checkpoint of a job.
@@ -71,6 +74,13 @@ type Locator interface {
 	// from its state, so that nothing older than the lineage's newest state
 	// is restored. Errors as LatestCompleted.
 	LatestCompletedInLineage(ctx context.Context, checkpointDir string) (Checkpoint, error)
+	// LatestSavepoint returns the savepoint of jobID under savepointDir (the
+	// deployment's state.savepoints.dir) whose _metadata was written last:
+	// Flink names a job's savepoint directories
+	// savepoint-<first 6 characters of the job id>-<random>. A stop with a
+	// savepoint (a planned move, the operator's savepoint on deletion) leaves
+	// the job's newest state there. Errors as LatestCompleted.
+	LatestSavepoint(ctx context.Context, savepointDir, jobID string) (Checkpoint, error)
 }
 
 // S3API is the part of the S3 client the Store uses.
@@ -179,6 +189,77 @@ func (s *Store) LatestCompletedInLineage(ctx context.Context, checkpointDir stri
 		return Checkpoint{}, fmt.Errorf("%w of any job under %s", ErrNotFound, loc)
 	}
 	return best, nil
+}
+
+// SavepointPrefix is the start of the name of Flink's savepoint directories
+// of jobID (a valid job id): savepoint-<its first 6 characters>-.
+func SavepointPrefix(jobID string) string { return "savepoint-" + jobID[:6] + "-" }
+
+// LatestSavepoint implements Locator.
+func (s *Store) LatestSavepoint(ctx context.Context, savepointDir, jobID string) (Checkpoint, error) {
+	if err := ValidateJobID(jobID); err != nil {
+		return Checkpoint{}, err
+	}
+	loc, err := ParseLocation(savepointDir)
+	if err != nil {
+		return Checkpoint{}, err
+	}
+	if err := s.supports(loc); err != nil {
+		return Checkpoint{}, err
+	}
+	prefix := SavepointPrefix(jobID)
+	var cands []candidate
+	add := func(name string) error {
+		if !strings.HasPrefix(name, prefix) || len(name) == len(prefix) {
+			return nil
+		}
+		if limit := cmp.Or(s.MaxCheckpointDirs, DefaultMaxCheckpointDirs); len(cands) >= limit {
+			return fmt.Errorf("%s holds more than %d savepoints of job %s; clean up old savepoints", loc, limit, jobID)
+		}
+		cands = append(cands, candidate{name: name})
+		return nil
+	}
+	if loc.IsS3() {
+		if err = s.s3SubDirs(ctx, loc, prefix, add); err == nil {
+			err = s.stat(ctx, cands, func(ctx context.Context, c candidate) (time.Time, bool, error) {
+				return headTime(ctx, s.S3, loc.Join(c.name, MetadataFile))
+			})
+		}
+	} else {
+		var entries []os.DirEntry
+		entries, err = os.ReadDir(loc.Key)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			err = nil
+		case err != nil:
+			err = fmt.Errorf("reading %s: %w", loc.Key, err)
+		}
+		for _, e := range entries {
+			if err = add(e.Name()); err != nil {
+				break
+			}
+		}
+		if err == nil {
+			err = s.stat(ctx, cands, func(_ context.Context, c candidate) (time.Time, bool, error) {
+				return statTime(filepath.Join(loc.Key, c.name, MetadataFile))
+			})
+		}
+	}
+	if err != nil {
+		return Checkpoint{}, err
+	}
+	var best candidate
+	found := false
+	for _, c := range cands {
+		// Among equal times the name decides, so that the answer is stable.
+		if c.complete && (!found || c.completed.After(best.completed) || (c.completed.Equal(best.completed) && c.name > best.name)) {
+			best, found = c, true
+		}
+	}
+	if !found {
+		return Checkpoint{}, fmt.Errorf("%w: no savepoint of job %s (%s*/_metadata) under %s", ErrNotFound, jobID, prefix, loc)
+	}
+	return Checkpoint{SavepointPath: loc.Join(best.name).String(), Completed: best.completed, JobID: jobID, Savepoint: true}, nil
 }
 
 // addJobDir appends name if it is a job id, enforcing the bound.

@@ -25,6 +25,11 @@ func (echoLocator) LatestCompletedInLineage(context.Context, string) (checkpoint
 	return checkpoint.Checkpoint{}, checkpoint.ErrNotFound
 }
 
+// LatestSavepoint finds none.
+func (echoLocator) LatestSavepoint(context.Context, string, string) (checkpoint.Checkpoint, error) {
+	return checkpoint.Checkpoint{}, checkpoint.ErrNotFound
+}
+
 func (echoLocator) CompletedAt(context.Context, string) (time.Time, error) {
 	return time.Time{}, checkpoint.ErrNotFound
 }

@@ -52,6 +52,8 @@ type fakeLocator struct {
 	statCalls []string
 	// lineageCalls are the directories LatestCompletedInLineage was asked for.
 	lineageCalls []string
+	// savepointCalls are the "<dir>|savepoint|<jobId>" LatestSavepoint was asked for.
+	savepointCalls []string
 }
 
 func (f *fakeLocator) LatestCompleted(_ context.Context, dir, jobID string) (checkpoint.Checkpoint, error) {
@@ -97,6 +99,21 @@ func (f *fakeLocator) LatestCompletedInLineage(_ context.Context, dir string) (c
 		return checkpoint.Checkpoint{}, fmt.Errorf("%w of any job under %s", checkpoint.ErrNotFound, dir)
 	}
 	return best, nil
+}
+
+// LatestSavepoint answers from results under "<savepointDir>|savepoint|<jobId>".
+func (f *fakeLocator) LatestSavepoint(_ context.Context, dir, jobID string) (checkpoint.Checkpoint, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	k := dir + "|savepoint|" + jobID
+	f.savepointCalls = append(f.savepointCalls, k)
+	if err, ok := f.errs[k]; ok {
+		return checkpoint.Checkpoint{}, err
+	}
+	if cp, ok := f.results[k]; ok {
+		return cp, nil
+	}
+	return checkpoint.Checkpoint{}, fmt.Errorf("%w: no savepoint under %s", checkpoint.ErrNotFound, dir)
 }
 
 func (f *fakeLocator) CompletedAt(_ context.Context, path string) (time.Time, error) {

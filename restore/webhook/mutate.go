@@ -380,7 +380,7 @@ func (h *Handler) restore(ctx context.Context, r *review) {
 		r.warn("no job id carried: restoring the newest completed checkpoint under %s, %s of job %s", dir.String(), cp.SavepointPath, cp.JobID)
 		h.setRestored(r, cp.SavepointPath, cp.JobID, DecisionRestoredLineage, nil)
 	default:
-		r.log.Info("restoring from the latest completed checkpoint", "checkpoint", cp.SavepointPath, "checkpointId", cp.ID)
+		r.log.Info("restoring from the latest completed checkpoint or savepoint", "checkpoint", cp.SavepointPath, "checkpointId", cp.ID, "savepoint", cp.Savepoint)
 		h.setRestored(r, cp.SavepointPath, cp.JobID, DecisionRestored, nil)
 	}
 }
@@ -391,7 +391,66 @@ func (h *Handler) restore(ctx context.Context, r *review) {
 // cluster it never became healthy on) completed a newer one; without one, the
 // newest of any job there (the object is re-created after the failover
 // completed, or Karmada could not extract the job id).
+//
+// A savepoint of that job, or of the carried one, in the object's savepoint
+// directory wins when it completed later: a stop with a savepoint (a planned
+// move with the operator's savepoint on deletion) leaves the job's newest
+// state there, and restoring it reprocesses nothing.
 func (h *Handler) lookup(ctx context.Context, r *review, dir checkpoint.Location) (checkpoint.Checkpoint, error) {
+	cp, err := h.lookupCheckpoint(ctx, r, dir)
+	if err != nil && !errors.Is(err, checkpoint.ErrNotFound) {
+		return cp, err
+	}
+	spDir, ok := h.savepointDir(r)
+	if !ok {
+		return cp, err
+	}
+	jobs := []string{r.jobID}
+	if cp.JobID != "" && cp.JobID != r.jobID {
+		jobs = append(jobs, cp.JobID)
+	}
+	for _, job := range jobs {
+		if job == "" {
+			continue
+		}
+		sp, serr := h.cfg.Locator.LatestSavepoint(ctx, spDir.String(), job)
+		if errors.Is(serr, checkpoint.ErrNotFound) {
+			continue
+		}
+		if serr != nil {
+			return sp, serr
+		}
+		if err != nil || sp.Completed.After(cp.Completed) {
+			r.log.Info("a savepoint of the lineage completed after its latest checkpoint", "jobId", job, "savepoint", sp.SavepointPath,
+				"savepointCompleted", sp.Completed, "checkpoint", cp.SavepointPath, "checkpointCompleted", cp.Completed)
+			cp, err = sp, nil
+		}
+	}
+	return cp, err
+}
+
+// savepointDir returns the object's savepoint directory when it sets one
+// inside the namespace's area; ok is false otherwise (savepoints are then not
+// looked for).
+func (h *Handler) savepointDir(r *review) (dir checkpoint.Location, ok bool) {
+	uri := r.f.conf(savepointDirKeys)
+	if uri == "" {
+		return dir, false
+	}
+	dir, err := checkpoint.ParseLocation(uri)
+	if err != nil {
+		r.log.Info("unusable savepoint directory: savepoints not considered", "dir", uri, "err", err)
+		return dir, false
+	}
+	if why := h.cfg.checkPrefix(r.namespace, dir); why != "" {
+		r.log.Info("savepoint directory outside the namespace's area: savepoints not considered", "dir", dir.String())
+		return dir, false
+	}
+	return dir, true
+}
+
+// lookupCheckpoint returns the newest completed checkpoint of the lineage.
+func (h *Handler) lookupCheckpoint(ctx context.Context, r *review, dir checkpoint.Location) (checkpoint.Checkpoint, error) {
 	if r.jobID == "" {
 		return h.cfg.Locator.LatestCompletedInLineage(ctx, dir.String())
 	}
