@@ -206,8 +206,10 @@ func (r *Runner) cleanup(ctx context.Context, key string, u *unstructured.Unstru
 		}
 		cur, getErr := r.client.Resource(GVR).Namespace(ns).Get(ctx, name, metav1.GetOptions{})
 		if apierrors.IsNotFound(getErr) || (getErr == nil && (cur.GetUID() != u.GetUID() || !hasFinalizer(cur))) {
-			r.stopRun(key, "deleted")
-			return // someone removed the finalizer: the object is gone
+			// Someone removed the finalizer: the object is gone (or going), and
+			// with it its job; a new object of the same name keeps its own.
+			r.stopRunOf(key, string(u.GetUID()), "deleted")
+			return
 		}
 	}
 	if err := r.setFinalizer(ctx, ns, name, false); err != nil {
@@ -259,8 +261,23 @@ func (r *Runner) stopForDeletion(ctx context.Context, key string, rn *run, spec 
 			}
 		}
 	}
-	r.stopRun(key, "deleted")
+	if rn != nil {
+		r.stopRunOf(key, rn.uid, "deleted")
+	}
 	return true, nil
+}
+
+// stopRunOf stops the process of key if it runs the object with uid.
+func (r *Runner) stopRunOf(key, uid, why string) {
+	r.mu.Lock()
+	rn := r.runs[key]
+	if rn == nil || rn.uid != uid {
+		r.mu.Unlock()
+		return
+	}
+	delete(r.runs, key)
+	r.mu.Unlock()
+	r.stop(rn, why)
 }
 
 // CancelJob cancels jobID through Flink's REST API (PATCH /jobs/:id?mode=cancel).
