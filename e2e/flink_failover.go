@@ -21,15 +21,12 @@ import (
 
 	"github.com/karmada-failover/lab/e2e/framework"
 	"github.com/karmada-failover/lab/lab/config"
+	"github.com/karmada-failover/lab/lab/flinkrunner"
 )
 
 // jobIDLabel carries the Flink jobId to the destination (the restore webhook's
 // default --job-id-key).
 const jobIDLabel = "flink.lab.karmada.io/job-id"
-
-// deletionTimeAnnotation: how long the FlinkDeployment runner takes to delete
-// the object (lab/flinkrunner.DeletionTimeAnnotation).
-const deletionTimeAnnotation = "lab.flinkrunner/deletion-time"
 
 // FlinkFailoverSpecInput is the input of FlinkFailoverSpec.
 type FlinkFailoverSpecInput struct {
@@ -103,11 +100,11 @@ func FlinkFailoverSpec(ctx context.Context, inputGetter func() FlinkFailoverSpec
 		k := input.Lab.Karmada
 		template, checkpointDir := e.flinkTemplate(name)
 		if input.DeletionTime > 0 {
-			template.SetAnnotations(map[string]string{deletionTimeAnnotation: input.DeletionTime.String()})
+			template.SetAnnotations(map[string]string{flinkrunner.DeletionTimeAnnotation: input.DeletionTime.String()})
 		}
 		savepointDir := checkpointDir + "-savepoints"
 		if input.SavepointOnDeletion {
-			for k, v := range map[string]string{"kubernetes.operator.job.savepoint-on-deletion": "true", "state.savepoints.dir": savepointDir} {
+			for k, v := range map[string]string{flinkrunner.SavepointOnDeletionKey: "true", "state.savepoints.dir": savepointDir} {
 				Expect(unstructured.SetNestedField(template.Object, v, "spec", "flinkConfiguration", k)).To(Succeed())
 			}
 		}

@@ -39,8 +39,6 @@ const (
 	// options (spec.flinkConfiguration or the runner's --flink-conf).
 	SavepointOnDeletionKey      = "kubernetes.operator.job.savepoint-on-deletion"
 	DrainOnSavepointDeletionKey = "kubernetes.operator.job.drain-on-savepoint-deletion"
-	// SavepointsDirKey is where a savepoint on deletion goes.
-	SavepointsDirKey = "state.savepoints.dir"
 	// DeletionTimeAnnotation overrides --deletion-time for one FlinkDeployment
 	// (a Go duration): how long its job runs on after the delete before it is
 	// cancelled or stopped. A setting of the lab, not of the operator.
@@ -65,7 +63,7 @@ type DeletionSpec struct {
 	// After is how long the job runs on after the delete is observed: the
 	// operator noticing it and the JobManager's shutdown.
 	After time.Duration
-	// SavepointDir is state.savepoints.dir (savepoint mode).
+	// SavepointDir is the deployment's savepoint directory (flink.SavepointDirKeys; savepoint mode).
 	SavepointDir string
 }
 
@@ -83,7 +81,7 @@ func PlanDeletion(annotations, conf, defaults map[string]string, def time.Durati
 	if strings.EqualFold(strings.TrimSpace(get(SavepointOnDeletionKey)), "true") {
 		s.Mode = DeletionSavepoint
 		s.Drain = strings.EqualFold(strings.TrimSpace(get(DrainOnSavepointDeletionKey)), "true")
-		s.SavepointDir = get(SavepointsDirKey)
+		s.SavepointDir = flink.First(flink.SavepointDirKeys, conf, defaults)
 	}
 	if v, ok := annotations[DeletionTimeAnnotation]; ok {
 		d, err := time.ParseDuration(v)
@@ -245,7 +243,7 @@ func (r *Runner) stopForDeletion(ctx context.Context, key string, rn *run, spec 
 			return false, fmt.Errorf("savepoint on deletion: the job is not running (FLINK-40388)")
 		}
 		if spec.SavepointDir == "" {
-			return false, fmt.Errorf("savepoint on deletion: %s is not set", SavepointsDirKey)
+			return false, fmt.Errorf("savepoint on deletion: no savepoint directory (%s)", strings.Join(flink.SavepointDirKeys, ", "))
 		}
 		loc, err := StopWithSavepoint(ctx, &http.Client{Timeout: 10 * time.Second}, base, jobID, spec.SavepointDir, spec.Drain, 5*time.Minute)
 		if err != nil {

@@ -5,6 +5,8 @@ import (
 	"time"
 )
 
+const savepointsDir = "state.savepoints.dir"
+
 func TestPlanDeletion(t *testing.T) {
 	cases := []struct {
 		name        string
@@ -15,11 +17,11 @@ func TestPlanDeletion(t *testing.T) {
 	}{
 		{name: "default: cancel after the runner's time", want: DeletionSpec{Mode: DeletionCancel, After: 3 * time.Second}},
 		{name: "savepoint from the spec, drained, into the savepoint dir",
-			conf: map[string]string{SavepointOnDeletionKey: "true", DrainOnSavepointDeletionKey: "true", SavepointsDirKey: "s3://b/sp"},
+			conf: map[string]string{SavepointOnDeletionKey: "true", DrainOnSavepointDeletionKey: "true", savepointsDir: "s3://b/sp"},
 			want: DeletionSpec{Mode: DeletionSavepoint, Drain: true, After: 3 * time.Second, SavepointDir: "s3://b/sp"}},
 		{name: "savepoint from the runner's defaults, the spec's directory",
-			conf: map[string]string{SavepointsDirKey: "s3://b/mine"},
-			defs: map[string]string{SavepointOnDeletionKey: "TRUE", SavepointsDirKey: "s3://b/default"},
+			conf: map[string]string{savepointsDir: "s3://b/mine"},
+			defs: map[string]string{SavepointOnDeletionKey: "TRUE", savepointsDir: "s3://b/default"},
 			want: DeletionSpec{Mode: DeletionSavepoint, After: 3 * time.Second, SavepointDir: "s3://b/mine"}},
 		{name: "the spec turns the runner's savepoint default off",
 			conf: map[string]string{SavepointOnDeletionKey: "false"}, defs: map[string]string{SavepointOnDeletionKey: "true"},
