@@ -92,6 +92,10 @@ lab-member-flap: lab-cli ## Fault: partition and heal member MEMBER in turn ever
 lab-flink-verify: lab-cli ## Check the committed output of FlinkDeployment FD=NAMESPACE/NAME (hermetic lab): expected, missing, duplicated, max; fails on any missing or duplicated record.
 	@$(LAB) flink verify $(FD)
 
+.PHONY: lab-replication-lag
+lab-replication-lag: lab-cli ## Fault: hide a state file of the newest completed checkpoint under JOB_DIR=s3://BUCKET/DIR/JOB_ID (a store replica behind); CATCH_UP=<parked s3:// URI> puts it back.
+	@if [ -n "$(CATCH_UP)" ]; then $(LAB) flink replication-lag --catch-up $(CATCH_UP); else $(LAB) flink replication-lag $(JOB_DIR); fi
+
 .PHONY: lab-member-start
 lab-member-start: lab-cli ## Start member MEMBER again.
 	@$(LAB) member start $(MEMBER)

@@ -20,6 +20,7 @@ import (
 	policyv1alpha1 "github.com/karmada-io/karmada/pkg/apis/policy/v1alpha1"
 
 	"github.com/karmada-failover/lab/e2e/framework"
+	labapi "github.com/karmada-failover/lab/lab"
 	"github.com/karmada-failover/lab/lab/config"
 	"github.com/karmada-failover/lab/lab/flinkrunner"
 )
@@ -66,6 +67,16 @@ type FlinkFailoverSpecInput struct {
 	// deployment's savepoint directory; with a source that answers (a planned
 	// move) the restore must start from it: nothing reprocessed.
 	SavepointOnDeletion bool
+	// ReplicationLag: the checkpoint store the destination reads is a replica
+	// behind the source's. Right after the crash, one state file of the old
+	// job's newest completed checkpoint is hidden while its _metadata stays
+	// (lab flink replication-lag). Restoring that checkpoint would fail and the
+	// job crash-loop: the restore must take the newest restorable one before
+	// it and name the one it skipped. The records the skipped checkpoint
+	// committed are committed again, and only those. The job writes its state
+	// to files (execution.checkpointing.data-inline-threshold 0) and keeps
+	// three checkpoints.
+	ReplicationLag bool
 }
 
 // TriggerFlinkStarved: the member's Flink jobs lose their task slots.
@@ -105,6 +116,11 @@ func FlinkFailoverSpec(ctx context.Context, inputGetter func() FlinkFailoverSpec
 		savepointDir := checkpointDir + "-savepoints"
 		if input.SavepointOnDeletion {
 			for k, v := range map[string]string{flinkrunner.SavepointOnDeletionKey: "true", "state.savepoints.dir": savepointDir} {
+				Expect(unstructured.SetNestedField(template.Object, v, "spec", "flinkConfiguration", k)).To(Succeed())
+			}
+		}
+		if input.ReplicationLag {
+			for k, v := range map[string]string{"execution.checkpointing.data-inline-threshold": "0", "execution.checkpointing.num-retained": "3"} {
 				Expect(unstructured.SetNestedField(template.Object, v, "spec", "flinkConfiguration", k)).To(Succeed())
 			}
 		}
@@ -180,9 +196,21 @@ func FlinkFailoverSpec(ctx context.Context, inputGetter func() FlinkFailoverSpec
 		By(fmt.Sprintf("failing %s by %s", source, input.Trigger))
 		injected := time.Now()
 		e.timeline.Mark("failure injected on " + source)
+		var lag labapi.Lag
 		switch input.Trigger {
 		case TriggerStopCluster:
 			Expect(input.Lab.Provider.StopCluster(ctx, source, false)).To(Succeed())
+			if input.ReplicationLag {
+				// The old job is gone: its newest completed checkpoint is final, and
+				// Karmada has not seen the member NotReady yet, so no restore has read it.
+				Expect(input.Lab.Checkpoints).NotTo(BeNil(), "the lab's checkpoint store")
+				var err error
+				lag, err = input.Lab.Checkpoints.ReplicationLag(ctx, checkpointDir+"/"+old.JobID)
+				Expect(err).NotTo(HaveOccurred())
+				By(fmt.Sprintf("replication lag: %s hidden, chk-%d's _metadata kept", lag.File, lag.ID))
+				e.timeline.Mark(fmt.Sprintf("replication lag: a state file of chk-%d hidden", lag.ID))
+				e.cleanups = append(e.cleanups, func(ctx context.Context) { _ = input.Lab.Checkpoints.CatchUp(ctx, lag) })
+			}
 			fenced := false
 			e.cleanups = append(e.cleanups, func(ctx context.Context) {
 				// The fenced member's recovery: back first (Karmada deletes the old copy
@@ -214,7 +242,7 @@ func FlinkFailoverSpec(ctx context.Context, inputGetter func() FlinkFailoverSpec
 		}
 
 		By("following the job to the destination")
-		var decision, restoredPath, replaced string
+		var decision, restoredPath, replaced, skipped string
 		var arrived map[string]string
 		var now framework.FlinkJobStatus
 		moved, err := framework.WaitForFailover(ctx, framework.FailoverInput{
@@ -232,6 +260,7 @@ func FlinkFailoverSpec(ctx context.Context, inputGetter func() FlinkFailoverSpec
 				// later (spec.job.initialSavepointPath is read only on the first deployment).
 				restoredPath = fd.GetAnnotations()["restore.lab.karmada.io/checkpoint"]
 				replaced = fd.GetAnnotations()["restore.lab.karmada.io/replaced-savepoint"]
+				skipped = fd.GetAnnotations()["restore.lab.karmada.io/skipped"]
 				now = input.Lab.ReadFlinkStatus(dest, fd)
 				if now.State != "RUNNING" {
 					return fmt.Errorf("job %s, not RUNNING", now.State)
@@ -254,6 +283,13 @@ func FlinkFailoverSpec(ctx context.Context, inputGetter func() FlinkFailoverSpec
 			Expect(restoredPath).To(HavePrefix(savepointDir+"/savepoint-"+old.JobID[:6]+"-"), "restored from the old job's final savepoint")
 		} else {
 			Expect(restoredPath).To(HavePrefix(checkpointDir+"/"+old.JobID+"/chk-"), "restored from the old job's checkpoints")
+		}
+		if input.ReplicationLag {
+			Expect(skipped).To(Equal(lag.Checkpoint), "the webhook names the checkpoint it skipped")
+			Expect(restoredPath).NotTo(Equal(lag.Checkpoint), "not restored from the checkpoint whose state file is missing")
+			expectCheckpointSkippedEvent(ctx, e, input.Lab, dest, name, lag)
+		} else {
+			Expect(skipped).To(BeEmpty(), "no checkpoint skipped")
 		}
 		e.timeline.Mark(restoreMode(input.Lab) + ": restore from " + restoredPath[strings.LastIndex(restoredPath, "/")+1:])
 
@@ -286,7 +322,21 @@ func FlinkFailoverSpec(ctx context.Context, inputGetter func() FlinkFailoverSpec
 		e.timeline.Mark("output verified: " + report.String())
 		Expect(report.Overlaps()).To(BeEmpty(), "the state was handed over: the old job's writers stopped before the new job's started; writers: %+v (%s)",
 			report.Writers, report)
-		Expect(report.Duplicated).To(BeZero(), "records committed more than once (%s): a restore from an older checkpoint, a fresh start or two writers", report)
+		if input.ReplicationLag {
+			// Restored from a checkpoint before the one the old job committed last:
+			// the new job commits again what the old one committed after it, and
+			// nothing else. The old writer is the first, the new one the last.
+			Expect(len(report.Writers)).To(BeNumerically(">=", 2), "writers: %+v", report.Writers)
+			was, now := report.Writers[0], report.Writers[len(report.Writers)-1]
+			Expect(report.Duplicated).To(Equal(max(0, was.Last-now.First+1)),
+				"only the records after the restored checkpoint, up to the old job's last commit, are committed twice (%s; old writer %d..%d, new from %d)",
+				report, was.First, was.Last, now.First)
+			if report.Duplicated > 0 {
+				Expect(report.FirstDuplicated).To(Equal(now.First), "%s", report)
+			}
+		} else {
+			Expect(report.Duplicated).To(BeZero(), "records committed more than once (%s): a restore from an older checkpoint, a fresh start or two writers", report)
+		}
 		Expect(report.Missing).To(BeZero(), "records never committed (%s)", report)
 		if input.Trigger == TriggerStopCluster {
 			ready, err := input.Lab.ClusterReady(ctx, source)
@@ -312,6 +362,21 @@ func FlinkFailoverSpec(ctx context.Context, inputGetter func() FlinkFailoverSpec
 				dest, restored.RestoredID, lastBefore)
 			Expect(report.Reprocessed).To(BeZero(), "a planned move reprocesses nothing: the new job starts where the old one stopped (%s)", report)
 			latestText = fmt.Sprintf("final savepoint %d, after chk-%d", restored.RestoredID, lastBefore)
+		} else if input.ReplicationLag {
+			// The store's listing, not the locator's: the lagging checkpoint is the
+			// latest completed one, and Flink restored the one completed before it.
+			Expect(latest).To(Equal(lag.ID), "the lagging checkpoint is job %s's latest completed one", old.JobID)
+			ids, err := input.Lab.Checkpoints.Completed(ctx, checkpointDir, old.JobID)
+			Expect(err).NotTo(HaveOccurred())
+			before := int64(-1)
+			for _, id := range ids {
+				if id < lag.ID {
+					before = max(before, id)
+				}
+			}
+			Expect(restored.RestoredID).To(Equal(before), "Flink on %s restored chk-%d; job %s's completed checkpoints are %v, chk-%d lagging",
+				dest, restored.RestoredID, old.JobID, ids, lag.ID)
+			latestText = fmt.Sprintf("chk-%d skipped: a state file not replicated", lag.ID)
 		} else {
 			Expect(restored.RestoredID).To(Equal(latest), "Flink on %s restored chk-%d; the latest completed checkpoint of job %s in the store is chk-%d",
 				dest, restored.RestoredID, old.JobID, latest)
@@ -507,4 +572,19 @@ func ForgedMarkerSpec(ctx context.Context, inputGetter func() ForgedMarkerSpecIn
 	})
 
 	AfterEach(func(ctx SpecContext) { e.finish(ctx) }, NodeTimeout(finishTimeout))
+}
+
+// expectCheckpointSkippedEvent: the restore on dest records, as a Warning
+// Event on the FlinkDeployment, which checkpoint it skipped and the state file
+// missing from it.
+func expectCheckpointSkippedEvent(ctx context.Context, e *specEnv, l *framework.Lab, dest, name string, lag labapi.Lag) {
+	e.eventually(ctx, "wait-flink-running", func(g Gomega, ctx context.Context) {
+		evs, err := l.Member(dest).Kube().CoreV1().Events(e.ns).List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=" + name})
+		g.Expect(err).NotTo(HaveOccurred())
+		var found bool
+		for _, ev := range evs.Items {
+			found = found || (ev.Type == "Warning" && ev.Reason == "CheckpointNotRestorable" && strings.Contains(ev.Message, lag.File))
+		}
+		g.Expect(found).To(BeTrue(), "no CheckpointNotRestorable Warning on %s naming %s", dest, lag.File)
+	}).Should(Succeed())
 }

@@ -134,6 +134,16 @@ var _ = Describe("Flink cluster failover: the member crashes", Label("ci", "lab"
 	})
 })
 
+// A replicated checkpoint store behind: the newest checkpoint's _metadata is
+// there, one of its state files is not. The restore takes the newest
+// restorable checkpoint instead of one Flink cannot open.
+var _ = Describe("Flink cluster failover with the checkpoint store's replica behind: restored from the newest restorable checkpoint", Label("lab", "fault", "crash", "flink", "slow"), func() {
+	FlinkFailoverSpec(context.TODO(), func() FlinkFailoverSpecInput {
+		return FlinkFailoverSpecInput{E2EConfig: e2eConfig, Lab: lab, ArtifactFolder: artifacts, Trigger: TriggerStopCluster, Candidates: members(1, 0),
+			ReplicationLag: true}
+	})
+})
+
 // The operator's finalizer keeps the old FlinkDeployment, and its job, for as
 // long as its deletion takes: Directly must wait until it is gone.
 var _ = Describe("Flink cluster failover by a maintenance drain, purge mode Directly, the old job's deletion taking 20s: one writer at a time", Label("ci", "lab", "fault", "flink", "slow"), func() {

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -14,6 +15,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
+	"github.com/karmada-failover/lab/lab"
 	"github.com/karmada-failover/lab/lab/flinkverify"
 )
 
@@ -116,4 +118,46 @@ func (s *CheckpointStore) Savepoints(ctx context.Context, dir, jobID string) ([]
 		}
 	}
 	return out, nil
+}
+
+// ReplicationLag hides a state file of the newest completed checkpoint under
+// jobDir (s3://bucket/<checkpoint dir>/<job id>), as a replica of the store
+// that has the checkpoint's _metadata but not yet that file (lab.ReplicationLag).
+func (s *CheckpointStore) ReplicationLag(ctx context.Context, jobDir string) (lab.Lag, error) {
+	return lab.ReplicationLag(ctx, s.credentials(), jobDir)
+}
+
+// CatchUp puts back the state file ReplicationLag hid.
+func (s *CheckpointStore) CatchUp(ctx context.Context, l lab.Lag) error {
+	return l.CatchUp(ctx, s.credentials())
+}
+
+func (s *CheckpointStore) credentials() *lab.S3Credentials {
+	return &lab.S3Credentials{Endpoint: s.Endpoint, Region: s.Region, AccessKey: s.AccessKey, SecretKey: s.SecretKey}
+}
+
+// Completed returns the N of every <dir>/<jobID>/chk-N/_metadata in the
+// store, ascending.
+func (s *CheckpointStore) Completed(ctx context.Context, dir, jobID string) ([]int64, error) {
+	u, err := url.Parse(dir)
+	if err != nil || u.Scheme != "s3" || u.Host == "" {
+		return nil, fmt.Errorf("checkpoint directory %q: want s3://bucket/prefix", dir)
+	}
+	prefix := strings.Trim(u.Path, "/") + "/" + jobID + "/"
+	var ids []int64
+	p := s3.NewListObjectsV2Paginator(s.client(), &s3.ListObjectsV2Input{Bucket: aws.String(u.Host), Prefix: aws.String(prefix)})
+	for p.HasMorePages() {
+		page, err := p.NextPage(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("listing s3://%s/%s: %w", u.Host, prefix, err)
+		}
+		for _, o := range page.Contents {
+			if m := chkMetadata.FindStringSubmatch(aws.ToString(o.Key)); m != nil {
+				n, _ := strconv.ParseInt(m[1], 10, 64)
+				ids = append(ids, n)
+			}
+		}
+	}
+	slices.Sort(ids)
+	return ids, nil
 }

@@ -19,12 +19,15 @@ import (
 // paging in S3's lexicographic order and common prefixes, and HeadObject
 // (HEAD /<bucket>/<key>) with Last-Modified.
 type fakeS3 struct {
-	t        *testing.T
+	t        testing.TB
 	pageSize int
 	// objects: bucket -> keys
 	objects map[string][]string
 	// modified: "bucket/key" -> Last-Modified; default baseTime.
 	modified map[string]time.Time
+	// content: "bucket/key" -> the object's bytes (GetObject, and its size in
+	// HeadObject and listings); objects without an entry hold 1 byte.
+	content map[string][]byte
 	// rawNames ignores encoding-type=url, noDelimiter the delimiter, as some
 	// S3-compatible stores do.
 	rawNames, noDelimiter bool
@@ -101,8 +104,10 @@ func (f *fakeS3) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		f.head(w, r)
 	case r.Method == http.MethodGet && r.URL.Query().Get("list-type") == "2":
 		f.list(w, r)
+	case r.Method == http.MethodGet && strings.Count(strings.TrimPrefix(r.URL.Path, "/"), "/") >= 1:
+		f.get(w, r)
 	default:
-		http.Error(w, "only ListObjectsV2 and HeadObject are implemented", http.StatusNotImplemented)
+		http.Error(w, "only ListObjectsV2, HeadObject and GetObject are implemented", http.StatusNotImplemented)
 	}
 }
 
@@ -117,8 +122,31 @@ func (f *fakeS3) head(w http.ResponseWriter, r *http.Request) {
 		t = baseTime
 	}
 	w.Header().Set("Last-Modified", t.UTC().Format(http.TimeFormat))
-	w.Header().Set("Content-Length", "1")
+	w.Header().Set("Content-Length", strconv.Itoa(f.size(obj)))
 	w.WriteHeader(http.StatusOK)
+}
+
+func (f *fakeS3) size(obj string) int {
+	if c, ok := f.content[obj]; ok {
+		return len(c)
+	}
+	return 1
+}
+
+func (f *fakeS3) get(w http.ResponseWriter, r *http.Request) {
+	obj := strings.TrimPrefix(r.URL.Path, "/")
+	if !f.exists[obj] {
+		w.Header().Set("Content-Type", "application/xml")
+		w.WriteHeader(http.StatusNotFound)
+		fmt.Fprint(w, `<?xml version="1.0" encoding="UTF-8"?><Error><Code>NoSuchKey</Code><Message>no key</Message></Error>`)
+		return
+	}
+	c, ok := f.content[obj]
+	if !ok {
+		c = []byte{0}
+	}
+	w.Header().Set("Content-Length", strconv.Itoa(len(c)))
+	_, _ = w.Write(c)
 }
 
 func (f *fakeS3) list(w http.ResponseWriter, r *http.Request) {
@@ -181,7 +209,7 @@ func (f *fakeS3) list(w http.ResponseWriter, r *http.Request) {
 		if e.prefix {
 			res.CommonPrefixes = append(res.CommonPrefixes, commonPrefix{enc(e.name)})
 		} else {
-			res.Contents = append(res.Contents, listEntry{Key: enc(e.name), Size: 1, StorageClass: "STANDARD"})
+			res.Contents = append(res.Contents, listEntry{Key: enc(e.name), Size: f.size(bucket + "/" + e.name), StorageClass: "STANDARD"})
 		}
 	}
 	res.KeyCount = end - start
@@ -204,18 +232,27 @@ func (f *fakeS3) seen() []*http.Request {
 
 // counts returns the number of list and head requests seen.
 func (f *fakeS3) counts() (lists, heads int) {
-	for _, r := range f.seen() {
-		if r.Method == http.MethodHead {
-			heads++
-		} else {
-			lists++
-		}
-	}
+	lists, heads, _ = f.countsWithGets()
 	return lists, heads
 }
 
+// countsWithGets returns the number of list, head and get requests seen.
+func (f *fakeS3) countsWithGets() (lists, heads, gets int) {
+	for _, r := range f.seen() {
+		switch {
+		case r.Method == http.MethodHead:
+			heads++
+		case r.URL.Query().Get("list-type") == "2":
+			lists++
+		default:
+			gets++
+		}
+	}
+	return lists, heads, gets
+}
+
 // newFakeS3Store starts the fake and returns a Store whose client talks to it.
-func newFakeS3Store(t *testing.T, f *fakeS3) *Store {
+func newFakeS3Store(t testing.TB, f *fakeS3) *Store {
 	t.Helper()
 	f.t = t
 	if f.pageSize == 0 {

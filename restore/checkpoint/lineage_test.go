@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -83,7 +84,7 @@ func TestLineageS3(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if want := (Checkpoint{ID: 3, SavepointPath: "s3://flink-checkpoints/team-a/job1/" + jobB + "/chk-3", Completed: baseTime.Add(time.Minute), JobID: jobB}); got != want {
+		if want := (Checkpoint{ID: 3, SavepointPath: "s3://flink-checkpoints/team-a/job1/" + jobB + "/chk-3", Completed: baseTime.Add(time.Minute), JobID: jobB}); !reflect.DeepEqual(got, want) {
 			t.Errorf("noDelimiter=%t: got %+v, want %+v (job1-other is another deployment's directory)", noDelimiter, got, want)
 		}
 	}

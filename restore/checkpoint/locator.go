@@ -36,6 +36,17 @@ const (
 	// DefaultMaxJobDirs bounds the job directories examined under one
 	// checkpoint directory (one per job incarnation of the deployment).
 	DefaultMaxJobDirs = 100
+	// DefaultMaxStateFiles bounds the state files confirmed for one
+	// checkpoint; one with more is chosen unverified.
+	DefaultMaxStateFiles = 100000
+	// DefaultMaxSkipped bounds the completed checkpoints found not
+	// restorable before the locator gives up (Flink keeps
+	// execution.checkpointing.num-retained of them).
+	DefaultMaxSkipped = 10
+	// DefaultListThreshold is the number of referenced files in one
+	// directory from which the directory is listed (1,000 names a request)
+	// rather than each file looked up (a request each).
+	DefaultListThreshold = 100
 )
 
 // Checkpoint is a completed checkpoint.
@@ -54,7 +65,27 @@ type Checkpoint struct {
 	// Savepoint: a savepoint (LatestSavepoint), not a chk-N directory; ID is
 	// then 0 (its name does not carry the checkpoint id).
 	Savepoint bool `json:"savepoint,omitempty"`
+	// Skipped are the newer completed checkpoints or savepoints passed over
+	// because they cannot be restored (Store.VerifyStateFiles), newest first.
+	Skipped []Skipped `json:"skipped,omitempty"`
+	// Unverified says why the state files of this checkpoint were not
+	// confirmed (an unknown metadata format, more files than the bound, a
+	// file in a store this locator cannot read); empty when they were, or
+	// when verification is off.
+	Unverified string `json:"unverified,omitempty"`
 }
+
+// Skipped is a completed checkpoint or savepoint that is not restorable.
+type Skipped struct {
+	SavepointPath string    `json:"savepointPath"`
+	Completed     time.Time `json:"completed"`
+	// Reason names what is wrong: the state files its _metadata references
+	// that the store does not hold, or why _metadata cannot be read.
+	Reason string `json:"reason"`
+}
+
+// String is "<path> (<reason>)".
+func (s Skipped) String() string { return s.SavepointPath + " (" + s.Reason + ")" }
 
 // Locator finds the latest completed checkpoint of a job.
 type Locator interface {
@@ -87,6 +118,7 @@ type Locator interface {
 type S3API interface {
 	s3.ListObjectsV2APIClient
 	s3.HeadObjectAPIClient
+	GetObject(ctx context.Context, params *s3.GetObjectInput, optFns ...func(*s3.Options)) (*s3.GetObjectOutput, error)
 }
 
 // Store is the default Locator: S3-compatible storage through S3 and local
@@ -111,6 +143,24 @@ type Store struct {
 	// directory by LatestCompletedInLineage; more is an error. 0 means
 	// DefaultMaxJobDirs.
 	MaxJobDirs int
+	// VerifyStateFiles: a completed checkpoint is chosen only when every
+	// state file its _metadata references exists in the store (at least as
+	// large as the handle says). A replicated store can hold a checkpoint's
+	// _metadata before the files it references (incremental checkpoints'
+	// shared/ files); Flink fails to restore it and the job crash-loops. The
+	// newest restorable one is chosen instead, and the ones passed over are
+	// returned in Checkpoint.Skipped.
+	VerifyStateFiles bool
+	// MaxStateFiles bounds the files confirmed per checkpoint; 0 means
+	// DefaultMaxStateFiles.
+	MaxStateFiles int
+	// MaxSkipped bounds the checkpoints found not restorable per look-up;
+	// 0 means DefaultMaxSkipped.
+	MaxSkipped int
+	// ListThreshold: from this many referenced files in one directory, the
+	// directory is listed instead of each file looked up; 0 means
+	// DefaultListThreshold.
+	ListThreshold int
 }
 
 var _ Locator = (*Store)(nil)
@@ -136,21 +186,34 @@ func (s *Store) LatestCompleted(ctx context.Context, checkpointDir, jobID string
 	if err := s.supports(loc); err != nil {
 		return Checkpoint{}, err
 	}
+	cps, err := s.jobCheckpoints(ctx, loc, jobID)
+	if err != nil {
+		return Checkpoint{}, err
+	}
+	return s.pick(ctx, cps, "under "+loc.Join(jobID).String())
+}
+
+// jobCheckpoints returns the completed checkpoints of jobID under loc, not
+// verified.
+func (s *Store) jobCheckpoints(ctx context.Context, loc Location, jobID string) ([]Checkpoint, error) {
 	jobDir := loc.Join(jobID)
 	var cands []candidate
+	var err error
 	if loc.IsS3() {
 		cands, err = s.s3Candidates(ctx, jobDir)
 	} else {
 		cands, err = s.fileCandidates(ctx, jobDir)
 	}
 	if err != nil {
-		return Checkpoint{}, err
+		return nil, err
 	}
-	best, ok := newest(cands)
-	if !ok {
-		return Checkpoint{}, fmt.Errorf("%w under %s", ErrNotFound, jobDir)
+	var cps []Checkpoint
+	for _, c := range cands {
+		if c.complete {
+			cps = append(cps, Checkpoint{ID: c.id, SavepointPath: jobDir.Join(c.name).String(), Completed: c.completed, JobID: jobID})
+		}
 	}
-	return Checkpoint{ID: best.id, SavepointPath: jobDir.Join(best.name).String(), Completed: best.completed, JobID: jobID}, nil
+	return cps, nil
 }
 
 // LatestCompletedInLineage implements Locator.
@@ -171,24 +234,15 @@ func (s *Store) LatestCompletedInLineage(ctx context.Context, checkpointDir stri
 	if err != nil {
 		return Checkpoint{}, err
 	}
-	var best Checkpoint
-	found := false
+	var all []Checkpoint
 	for _, job := range jobs {
-		cp, err := s.LatestCompleted(ctx, checkpointDir, job)
-		if errors.Is(err, ErrNotFound) {
-			continue
-		}
+		cps, err := s.jobCheckpoints(ctx, loc, job)
 		if err != nil {
 			return Checkpoint{}, err
 		}
-		if !found || writtenLater(cp.Completed, cp.ID, best.Completed, best.ID) {
-			best, found = cp, true
-		}
+		all = append(all, cps...)
 	}
-	if !found {
-		return Checkpoint{}, fmt.Errorf("%w of any job under %s", ErrNotFound, loc)
-	}
-	return best, nil
+	return s.pick(ctx, all, "of any job under "+loc.String())
 }
 
 // SavepointPrefix is the start of the name of Flink's savepoint directories
@@ -248,18 +302,13 @@ func (s *Store) LatestSavepoint(ctx context.Context, savepointDir, jobID string)
 	if err != nil {
 		return Checkpoint{}, err
 	}
-	var best candidate
-	found := false
+	var cps []Checkpoint
 	for _, c := range cands {
-		// Among equal times the name decides, so that the answer is stable.
-		if c.complete && (!found || c.completed.After(best.completed) || (c.completed.Equal(best.completed) && c.name > best.name)) {
-			best, found = c, true
+		if c.complete {
+			cps = append(cps, Checkpoint{SavepointPath: loc.Join(c.name).String(), Completed: c.completed, JobID: jobID, Savepoint: true})
 		}
 	}
-	if !found {
-		return Checkpoint{}, fmt.Errorf("%w: no savepoint of job %s (%s*/_metadata) under %s", ErrNotFound, jobID, prefix, loc)
-	}
-	return Checkpoint{SavepointPath: loc.Join(best.name).String(), Completed: best.completed, JobID: jobID, Savepoint: true}, nil
+	return s.pick(ctx, cps, fmt.Sprintf("of job %s (%s*/_metadata) under %s", jobID, prefix, loc))
 }
 
 // addJobDir appends name if it is a job id, enforcing the bound.
@@ -342,20 +391,46 @@ func (s *Store) supports(loc Location) error {
 	return nil
 }
 
-// newest returns the completed candidate written last, the highest N among
-// equal times.
-func newest(cands []candidate) (candidate, bool) {
-	var best candidate
-	found := false
-	for _, c := range cands {
-		if !c.complete {
-			continue
+// pick returns the newest of the completed checkpoints cps (written last;
+// among equal times the higher id, then the path, so that the answer is
+// stable) that is restorable, with the newer ones it passed over. where
+// describes the look-up for ErrNotFound.
+func (s *Store) pick(ctx context.Context, cps []Checkpoint, where string) (Checkpoint, error) {
+	slices.SortFunc(cps, func(a, b Checkpoint) int {
+		switch {
+		case writtenLater(a.Completed, a.ID, b.Completed, b.ID):
+			return -1
+		case writtenLater(b.Completed, b.ID, a.Completed, a.ID):
+			return 1
 		}
-		if !found || writtenLater(c.completed, c.id, best.completed, best.id) {
-			best, found = c, true
+		return strings.Compare(b.SavepointPath, a.SavepointPath)
+	})
+	var skipped []Skipped
+	for _, cp := range cps {
+		if !s.VerifyStateFiles {
+			return cp, nil
 		}
+		if len(skipped) >= cmp.Or(s.MaxSkipped, DefaultMaxSkipped) {
+			break
+		}
+		why, unverified, err := s.restorable(ctx, cp.SavepointPath)
+		if err != nil {
+			return Checkpoint{}, err
+		}
+		if why == "" {
+			cp.Skipped, cp.Unverified = skipped, unverified
+			return cp, nil
+		}
+		skipped = append(skipped, Skipped{SavepointPath: cp.SavepointPath, Completed: cp.Completed, Reason: why})
 	}
-	return best, found
+	if len(skipped) > 0 {
+		parts := make([]string, len(skipped))
+		for i, sk := range skipped {
+			parts[i] = sk.String()
+		}
+		return Checkpoint{Skipped: skipped}, fmt.Errorf("%w %s: %d completed but not restorable: %s", ErrNotRestorable, where, len(skipped), strings.Join(parts, "; "))
+	}
+	return Checkpoint{}, fmt.Errorf("%w %s", ErrNotFound, where)
 }
 
 // writtenLater tells whether checkpoint a (completed at ta, id a) was written

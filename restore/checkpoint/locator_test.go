@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -211,7 +212,7 @@ func TestS3LatestCompleted(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := (Checkpoint{ID: 10, SavepointPath: "s3://flink-checkpoints/team-a/job1/" + jobA + "/chk-10", Completed: baseTime, JobID: jobA}); got != want {
+	if want := (Checkpoint{ID: 10, SavepointPath: "s3://flink-checkpoints/team-a/job1/" + jobA + "/chk-10", Completed: baseTime, JobID: jobA}); !reflect.DeepEqual(got, want) {
 		t.Fatalf("got %+v, want %+v", got, want)
 	}
 	reqs := f.seen()
@@ -240,7 +241,7 @@ func TestS3LatestCompleted(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := (Checkpoint{ID: 31, SavepointPath: "s3a://root-bucket/" + jobA + "/chk-31", Completed: baseTime, JobID: jobA}); got != want {
+	if want := (Checkpoint{ID: 31, SavepointPath: "s3a://root-bucket/" + jobA + "/chk-31", Completed: baseTime, JobID: jobA}); !reflect.DeepEqual(got, want) {
 		t.Fatalf("bucket root: got %+v, want %+v", got, want)
 	}
 

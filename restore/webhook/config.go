@@ -70,6 +70,10 @@ const (
 	// AnnotationReplacedSavepoint records the template's initialSavepointPath
 	// a newer checkpoint replaced (--user-savepoint=override).
 	AnnotationReplacedSavepoint = "restore.lab.karmada.io/replaced-savepoint"
+	// AnnotationSkipped lists the newer completed checkpoints or savepoints
+	// passed over because a state file their _metadata references is not in
+	// the store (--verify-state-files), newest first, comma-separated.
+	AnnotationSkipped = "restore.lab.karmada.io/skipped"
 )
 
 // Decisions (values of AnnotationDecision).

@@ -21,7 +21,10 @@ import (
 type LocateResponse struct {
 	SavepointPath string `json:"savepointPath"`
 	CheckpointID  int64  `json:"checkpointId"`
-	Error         string `json:"error,omitempty"`
+	// Skipped are the newer completed checkpoints passed over as not
+	// restorable (--verify-state-files).
+	Skipped []checkpoint.Skipped `json:"skipped,omitempty"`
+	Error   string               `json:"error,omitempty"`
 }
 
 // LocateReview is the body of POST /locate: a FlinkDeployment CREATE or
@@ -118,7 +121,7 @@ func (h *Handler) serveLookup(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusServiceUnavailable, LocateResponse{Error: "checkpoint lookup failed: " + err.Error()})
 	default:
 		h.cfg.Logger.Info("locate", "namespace", namespace, "jobId", jobID, "checkpoint", cp.SavepointPath)
-		writeJSON(w, http.StatusOK, LocateResponse{SavepointPath: cp.SavepointPath, CheckpointID: cp.ID})
+		writeJSON(w, http.StatusOK, LocateResponse{SavepointPath: cp.SavepointPath, CheckpointID: cp.ID, Skipped: cp.Skipped})
 	}
 }
 

@@ -40,7 +40,7 @@ func TestLocateLookup(t *testing.T) {
 		return url.Values{"namespace": {ns}, "checkpointDir": {dir}, "jobId": {job}}
 	}
 	code, body, raw := locate(t, h, http.MethodGet, q("team-a", ckptDir+"/", oldJob))
-	if code != 200 || body != (LocateResponse{SavepointPath: chk12, CheckpointID: 12}) {
+	if code != 200 || !reflect.DeepEqual(body, LocateResponse{SavepointPath: chk12, CheckpointID: 12}) {
 		t.Fatalf("found: %d %s", code, raw)
 	}
 	if raw != `{"savepointPath":"`+chk12+`","checkpointId":12}`+"\n" {

@@ -15,6 +15,10 @@ import (
 // failed-over object is admitted without the carried job's state.
 const EventReasonNotRestored = "FailoverNotRestored"
 
+// EventReasonCheckpointSkipped is the reason of the Warning Event emitted
+// when newer completed checkpoints were passed over as not restorable.
+const EventReasonCheckpointSkipped = "CheckpointNotRestorable"
+
 // cause is why a failed-over object has no state to restore: the decision
 // recorded when it is admitted anyway, and the status while it is denied.
 type cause struct {
@@ -95,7 +99,10 @@ func (h *Handler) graceWait(f *flinkDeployment, fallback string) string {
 // event emits a Warning Event on the object (not for dry runs). On CREATE
 // the object has no uid yet, so the Event names it by kind, namespace and
 // name only: kubectl events --for flinkdeployment/<name> shows it.
-func (h *Handler) event(r *review, msg string) {
+func (h *Handler) event(r *review, msg string) { h.eventWithReason(r, EventReasonNotRestored, msg) }
+
+// eventWithReason emits a Warning Event with reason on the object, as event.
+func (h *Handler) eventWithReason(r *review, reason, msg string) {
 	if h.cfg.Events == nil || (r.req.DryRun != nil && *r.req.DryRun) {
 		return
 	}
@@ -106,5 +113,5 @@ func (h *Handler) event(r *review, msg string) {
 		Name:       r.f.Metadata.Name,
 		UID:        r.f.Metadata.UID,
 	}
-	h.cfg.Events.Event(ref, corev1.EventTypeWarning, EventReasonNotRestored, msg)
+	h.cfg.Events.Event(ref, corev1.EventTypeWarning, reason, msg)
 }

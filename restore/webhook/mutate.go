@@ -352,6 +352,9 @@ func (h *Handler) restore(ctx context.Context, r *review) {
 	lctx, cancel := context.WithTimeout(ctx, h.cfg.LookupTimeout)
 	defer cancel()
 	cp, err := h.lookup(lctx, r, dir)
+	if err == nil {
+		h.reportVerification(r, cp)
+	}
 	of := "job " + r.jobID
 	if r.jobID == "" {
 		of = "any job"
@@ -360,6 +363,8 @@ func (h *Handler) restore(ctx context.Context, r *review) {
 	case errors.Is(err, checkpoint.ErrNotFound) && user != "":
 		r.log.Info("no completed checkpoint: keeping the template's initialSavepointPath", "initialSavepointPath", user)
 		h.keepUserSavepoint(r)
+	case errors.Is(err, checkpoint.ErrNotRestorable):
+		h.missing(r, causeNoCheckpoint, fmt.Sprintf("%s: a restore from them would fail; the store may still be replicating them", err))
 	case errors.Is(err, checkpoint.ErrNotFound) && r.jobID == "":
 		h.missing(r, causeNoJobID, fmt.Sprintf("%s=%s without a job id and no completed checkpoint (chk-N/_metadata) of any job "+
 			"under %s: Karmada could not extract the job id (check the PropagationPolicy's statePreservation rule and the old "+
@@ -415,6 +420,10 @@ func (h *Handler) lookup(ctx context.Context, r *review, dir checkpoint.Location
 		}
 		sp, serr := h.cfg.Locator.LatestSavepoint(ctx, spDir.String(), job)
 		if errors.Is(serr, checkpoint.ErrNotFound) {
+			// Savepoints that exist but are not restorable are passed over too.
+			if err == nil {
+				cp.Skipped = mergeSkipped(cp.Skipped, sp.Skipped, cp.Completed)
+			}
 			continue
 		}
 		if serr != nil {
@@ -423,10 +432,55 @@ func (h *Handler) lookup(ctx context.Context, r *review, dir checkpoint.Location
 		if err != nil || sp.Completed.After(cp.Completed) {
 			r.log.Info("a savepoint of the lineage completed after its latest checkpoint", "jobId", job, "savepoint", sp.SavepointPath,
 				"savepointCompleted", sp.Completed, "checkpoint", cp.SavepointPath, "checkpointCompleted", cp.Completed)
+			sp.Skipped = mergeSkipped(sp.Skipped, cp.Skipped, sp.Completed)
 			cp, err = sp, nil
+		} else {
+			cp.Skipped = mergeSkipped(cp.Skipped, sp.Skipped, cp.Completed)
 		}
 	}
 	return cp, err
+}
+
+// mergeSkipped adds to skipped those of more that completed after the
+// chosen snapshot (at chosen), newest first.
+func mergeSkipped(skipped, more []checkpoint.Skipped, chosen time.Time) []checkpoint.Skipped {
+	out := slices.Clone(skipped)
+	for _, sk := range more {
+		if sk.Completed.After(chosen) && !slices.ContainsFunc(out, func(o checkpoint.Skipped) bool { return o.SavepointPath == sk.SavepointPath }) {
+			out = append(out, sk)
+		}
+	}
+	slices.SortStableFunc(out, func(a, b checkpoint.Skipped) int { return b.Completed.Compare(a.Completed) })
+	return out
+}
+
+// maxSkippedAnnotation bounds the skipped paths recorded on the object.
+const maxSkippedAnnotation = 10
+
+// reportVerification tells the user which newer checkpoints the locator
+// passed over and why (a warning, an annotation, a Warning Event), or that
+// the chosen one could not be verified.
+func (h *Handler) reportVerification(r *review, cp checkpoint.Checkpoint) {
+	if cp.Unverified != "" {
+		r.log.Info("the checkpoint's state files were not confirmed", "checkpoint", cp.SavepointPath, "why", cp.Unverified)
+		r.warn("%s: state files not confirmed (%s)", cp.SavepointPath, cp.Unverified)
+	}
+	if len(cp.Skipped) == 0 {
+		return
+	}
+	paths := make([]string, 0, len(cp.Skipped))
+	reasons := make([]string, 0, len(cp.Skipped))
+	for i, sk := range cp.Skipped {
+		if i < maxSkippedAnnotation {
+			paths = append(paths, sk.SavepointPath)
+		}
+		reasons = append(reasons, sk.String())
+	}
+	r.annotate(map[string]string{AnnotationSkipped: strings.Join(paths, ",")})
+	msg := fmt.Sprintf("restoring %s: %d newer completed checkpoint(s) not restorable, skipped: %s", cp.SavepointPath, len(cp.Skipped), strings.Join(reasons, "; "))
+	r.log.Warn("newer completed checkpoints are not restorable", "checkpoint", cp.SavepointPath, "skipped", reasons)
+	r.warn("%s", msg)
+	h.eventWithReason(r, EventReasonCheckpointSkipped, msg)
 }
 
 // savepointDir returns the object's savepoint directory when it sets one

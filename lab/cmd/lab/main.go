@@ -17,6 +17,8 @@
 //	lab fail-pods --cluster NAME --namespace NS --selector SEL [--heal]
 //	lab kwok-stages             print the kwok stages every member of the hermetic lab runs
 //	lab flink verify NS/NAME    check the committed output of a FlinkDeployment (hermetic lab)
+//	lab flink replication-lag s3://BUCKET/DIR/JOB_ID | --catch-up PARKED
+//	                            hide a state file of the job's newest checkpoint (a replica behind), or put it back
 //	lab docker choose|start|stop|status|env  the kind lab's Docker engine (lab/kind/engine)
 //
 // Settings come from the environment (lab/config): LAB_PROVIDER=local|kind,
@@ -64,7 +66,7 @@ func usage() error {
 	return errors.New(`usage: lab up | down | clean | status | env | member stop NAME [--graceful] | member start NAME |
        member partition|heal NAME | member flap NAME [--period 5s] [--for 1m] |
        taint NAME KEY[=VALUE]:EFFECT [--remove] | cluster out-of-service NAME [--remove] | fail-pods --cluster NAME --namespace NS --selector SEL [--heal] |
-       kwok-stages | flink verify NAMESPACE/NAME [--json] | restore [webhook|kyverno] | docker choose|start|stop|status|env`)
+       kwok-stages | flink verify NAMESPACE/NAME [--json] | flink replication-lag s3://BUCKET/DIR/JOB_ID|--catch-up PARKED | restore [webhook|kyverno] | docker choose|start|stop|status|env`)
 }
 
 func run(args []string) error {
@@ -210,10 +212,15 @@ func run(args []string) error {
 		_, err = os.Stdout.Write(b)
 		return err
 	case "flink":
-		if len(args) < 3 || args[1] != "verify" {
-			return usage()
+		switch {
+		case len(args) >= 3 && args[1] == "verify":
+			return verifyFlinkOutput(cfg, args[2:])
+		case len(args) == 3 && args[1] == "replication-lag":
+			return replicationLag(ctx, p, args[2], "")
+		case len(args) == 4 && args[1] == "replication-lag" && args[2] == "--catch-up":
+			return replicationLag(ctx, p, "", args[3])
 		}
-		return verifyFlinkOutput(cfg, args[2:])
+		return usage()
 	case "restore":
 		// Show or switch how the members restore a failed-over FlinkDeployment.
 		r, ok := p.(lab.RestoreModes)
@@ -250,6 +257,38 @@ func run(args []string) error {
 		return nil
 	}
 	return usage()
+}
+
+// replicationLag is `lab flink replication-lag s3://BUCKET/DIR/JOB_ID`: a
+// state file of the job's newest completed checkpoint hidden from the lab's
+// store, as a replica behind; `--catch-up PARKED` puts it back.
+func replicationLag(ctx context.Context, p lab.Provider, jobDir, parked string) error {
+	cs, ok := p.(lab.CheckpointStore)
+	if !ok {
+		return fmt.Errorf("the %s lab has no S3 store this host reaches", p.Name())
+	}
+	creds, err := cs.S3Credentials()
+	if err != nil {
+		return err
+	}
+	if parked != "" {
+		l, err := lab.LagOf(parked)
+		if err != nil {
+			return err
+		}
+		if err := l.CatchUp(ctx, creds); err != nil {
+			return err
+		}
+		fmt.Printf("%s is back: the replica caught up.\n", l.File)
+		return nil
+	}
+	l, err := lab.ReplicationLag(ctx, creds, jobDir)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("Hidden %s: checkpoint chk-%d has its _metadata but not this state file, as a replica behind.\n", l.File, l.ID)
+	fmt.Printf("Undo: lab flink replication-lag --catch-up %s\n", l.Parked)
+	return nil
 }
 
 // verifyFlinkOutput is `lab flink verify NAMESPACE/NAME [--json]`: the

@@ -4,6 +4,7 @@ package options
 
 import (
 	"flag"
+	"fmt"
 	"os"
 	"strings"
 	"time"
@@ -59,15 +60,18 @@ type Options struct {
 	OnMissing, UserSavepoint, UpgradeMode          string
 	MissingGrace, LookupTimeout                    time.Duration
 	AllowFile                                      bool
-	S3Endpoint, S3Region                           string
-	S3AccessKey, S3SecretKey                       string
-	S3CredentialsFile, S3Profile                   string
-	S3VirtualHostStyle                             bool
-	ClientCAFile, Anonymous, Kubeconfig            string
-	ClientCertCNs, LocateUsers                     ListFlag
-	RateLimit                                      float64
-	RateBurst                                      int
-	EmitEvents, LogJSON                            bool
+	// VerifyStateFiles and MaxSkipped configure checkpoint.Store.
+	VerifyStateFiles                    bool
+	MaxSkipped                          int
+	S3Endpoint, S3Region                string
+	S3AccessKey, S3SecretKey            string
+	S3CredentialsFile, S3Profile        string
+	S3VirtualHostStyle                  bool
+	ClientCAFile, Anonymous, Kubeconfig string
+	ClientCertCNs, LocateUsers          ListFlag
+	RateLimit                           float64
+	RateBurst                           int
+	EmitEvents, LogJSON                 bool
 }
 
 // NewOptions returns the options with the defaults of repeatable flags set.
@@ -101,6 +105,8 @@ func (o *Options) AddFlags(fs *flag.FlagSet) {
 	fs.StringVar(&o.UpgradeMode, "set-upgrade-mode", webhook.UpgradeModeAuto, "set spec.job.upgradeMode=savepoint: auto (only if a savepoint dir is configured), always, never")
 	fs.DurationVar(&o.LookupTimeout, "lookup-timeout", webhook.DefaultLookupTimeout, "checkpoint lookup timeout (keep below the webhook's timeoutSeconds)")
 	fs.BoolVar(&o.AllowFile, "allow-file-scheme", true, "allow file:// checkpoint dirs (read on this host; for the hermetic lab)")
+	fs.BoolVar(&o.VerifyStateFiles, "verify-state-files", true, "restore a checkpoint only when every state file its _metadata references is in the store (a replicated store can hold _metadata before its files); otherwise the newest restorable one, and say which were skipped")
+	fs.IntVar(&o.MaxSkipped, "max-skipped-checkpoints", checkpoint.DefaultMaxSkipped, "--verify-state-files: completed checkpoints found not restorable before giving up (no checkpoint found)")
 
 	fs.StringVar(&o.S3Endpoint, "s3-endpoint", envOr("", "S3_ENDPOINT", "AWS_ENDPOINT_URL_S3", "AWS_ENDPOINT_URL"), "S3 endpoint URL (env S3_ENDPOINT, AWS_ENDPOINT_URL_S3, AWS_ENDPOINT_URL); empty = AWS")
 	fs.StringVar(&o.S3Region, "s3-region", envOr("us-east-1", "AWS_REGION", "AWS_DEFAULT_REGION"), "S3 region (env AWS_REGION)")
@@ -175,5 +181,8 @@ func (o *Options) S3Store() (store *checkpoint.Store, hasCredentials bool, err e
 		SessionToken:     tok,
 		VirtualHostStyle: o.S3VirtualHostStyle,
 	})
-	return &checkpoint.Store{S3: client, AllowFile: o.AllowFile}, ak != "", nil
+	if o.MaxSkipped < 1 {
+		return nil, false, fmt.Errorf("--max-skipped-checkpoints must be at least 1, got %d", o.MaxSkipped)
+	}
+	return &checkpoint.Store{S3: client, AllowFile: o.AllowFile, VerifyStateFiles: o.VerifyStateFiles, MaxSkipped: o.MaxSkipped}, ak != "", nil
 }
