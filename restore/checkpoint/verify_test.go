@@ -360,3 +360,40 @@ func BenchmarkVerify100kFiles(b *testing.B) {
 		})
 	}
 }
+
+// TestVerifyFlinkSavepoint: a savepoint exactly as Flink 1.20.5 wrote it
+// (testdata/flink-1.20.5/savepoint: _metadata and its three state files) is
+// restorable where it lies; without one of its files it is not.
+func TestVerifyFlinkSavepoint(t *testing.T) {
+	src := filepath.Join("testdata", "flink-1.20.5", "savepoint")
+	entries, err := os.ReadDir(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	root := t.TempDir()
+	sp := filepath.Join(root, "savepoint-c3763e-33a77093ef58")
+	if err := os.MkdirAll(sp, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		b, err := os.ReadFile(filepath.Join(src, e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(sp, e.Name()), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	job := "c3763e" + strings.Repeat("0", 26)
+	s := &Store{AllowFile: true, VerifyStateFiles: true}
+	got, err := s.LatestSavepoint(context.Background(), "file://"+root, job)
+	if err != nil || got.SavepointPath != "file://"+sp || got.Unverified != "" {
+		t.Fatalf("LatestSavepoint = %+v, %v", got, err)
+	}
+	if err := os.Remove(filepath.Join(sp, "5520cd09-c98e-47b8-b9bf-f7fc03cef763")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.LatestSavepoint(context.Background(), "file://"+root, job); !errors.Is(err, ErrNotRestorable) || !strings.Contains(err.Error(), "5520cd09") {
+		t.Fatalf("without a state file: err = %v", err)
+	}
+}
