@@ -153,6 +153,14 @@ var _ = Describe("Flink cluster failover by a maintenance drain, purge mode Dire
 	})
 })
 
+// A deletion that never completes (FLINK-40388): the failover waits, the
+// binding says why, and the user unblocks it.
+var _ = Describe("Flink application failover whose old deletion never completes (FLINK-40388), purge mode Directly: the failover waits and the binding says why", Label("lab", "fault", "flink", "slow"), func() {
+	FlinkStuckDeletionSpec(context.TODO(), func() FlinkStuckDeletionSpecInput {
+		return FlinkStuckDeletionSpecInput{E2EConfig: e2eConfig, Lab: lab, ArtifactFolder: artifacts, Candidates: members(2, 0)}
+	})
+})
+
 // A planned move with the operator's savepoint on deletion: the final
 // savepoint is the newest state, and the restore starts from it.
 var _ = Describe("Flink planned move: a maintenance drain with savepoint on deletion, purge mode Directly: restored from the final savepoint, nothing reprocessed", Label("lab", "fault", "flink", "slow"), func() {

@@ -218,3 +218,14 @@ func (f FlinkREST) SequenceMetrics(ctx context.Context) (SequenceMetrics, error)
 	}
 	return SequenceMetrics{}, fmt.Errorf("no vertex of job %s reports the sequence metrics yet", f.JobID)
 }
+
+// State reads the job's state from /jobs/<id> (RUNNING, CREATED, …).
+func (f FlinkREST) State(ctx context.Context) (string, error) {
+	var raw struct {
+		State string `json:"state"`
+	}
+	if err := f.get(ctx, "/jobs/"+f.JobID, &raw); err != nil {
+		return "", err
+	}
+	return raw.State, nil
+}

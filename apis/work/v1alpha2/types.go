@@ -367,6 +367,11 @@ const (
 	// FullyApplied represents the condition that the resource referencing by ResourceBinding or ClusterResourceBinding
 	// has been applied to all scheduled clusters.
 	FullyApplied string = "FullyApplied"
+
+	// EvictedWorkloadTerminating represents the condition that a workload evicted from a cluster with purge mode
+	// Directly is still terminating there after a minute, so the failover waits for it. The message names the
+	// cluster, the objects and their finalizers. The condition is removed once the workload is gone.
+	EvictedWorkloadTerminating string = "EvictedWorkloadTerminating"
 )
 
 // ResourceHealth represents that the health status of the reference resource.
