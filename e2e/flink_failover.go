@@ -15,9 +15,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/utils/ptr"
-
-	policyv1alpha1 "github.com/karmada-io/karmada/pkg/apis/policy/v1alpha1"
 
 	"github.com/karmada-failover/lab/e2e/framework"
 	labapi "github.com/karmada-failover/lab/lab"
@@ -130,17 +127,7 @@ func FlinkFailoverSpec(ctx context.Context, inputGetter func() FlinkFailoverSpec
 			Expect(unstructured.SetNestedField(template.Object, "100", "spec", "flinkConfiguration", "state.checkpoints.num-retained")).To(Succeed())
 		}
 		fds := k.Dynamic().Resource(framework.FlinkDeploymentGVR).Namespace(e.ns)
-		state := jobIDState("{.jobStatus.jobId}")
-		e.createFlink(ctx, template, input.Candidates, &policyv1alpha1.FailoverBehavior{
-			// Directly: the configuration the user guide recommends for Flink. Karmada
-			// hands the jobId over only when the old job is confirmed stopped: its Work
-			// deleted, or its cluster fenced with the out-of-service taint.
-			Cluster: &policyv1alpha1.ClusterFailoverBehavior{PurgeMode: policyv1alpha1.PurgeModeDirectly, StatePreservation: state},
-			Application: &policyv1alpha1.ApplicationFailoverBehavior{
-				DecisionConditions: policyv1alpha1.DecisionConditions{TolerationSeconds: ptr.To(flinkUnhealthyToleration)},
-				PurgeMode:          policyv1alpha1.PurgeModeDirectly, StatePreservation: state,
-			},
-		})
+		e.createFlink(ctx, template, input.Candidates, directlyFailover())
 
 		source, old := e.waitFlinkCheckpointed(ctx, name, 3)
 		var stale framework.Checkpoints
@@ -164,20 +151,7 @@ func FlinkFailoverSpec(ctx context.Context, inputGetter func() FlinkFailoverSpec
 			}).Should(Succeed())
 			e.timeline.Mark("template names stale chk-" + fmt.Sprint(stale.LatestCompletedN))
 		}
-		By("waiting for Karmada to collect the job's status from " + source + " (the jobId it will preserve)")
-		e.eventually(ctx, "wait-flink-running", func(g Gomega, ctx context.Context) {
-			rb, err := framework.GetBinding(ctx, k, e.ns, framework.BindingName(name, "FlinkDeployment"))
-			g.Expect(err).NotTo(HaveOccurred())
-			var found bool
-			for _, s := range rb.Status.AggregatedStatus {
-				if s.ClusterName == source && s.Status != nil {
-					found = true
-					g.Expect(string(s.Status.Raw)).To(ContainSubstring(old.JobID))
-					g.Expect(s.Health).To(BeEquivalentTo("Healthy"))
-				}
-			}
-			g.Expect(found).To(BeTrue(), "no status of %s in the binding's aggregatedStatus", source)
-		}).Should(Succeed())
+		e.waitJobIDCollected(ctx, name, source, old.JobID)
 		By("checking the job's committed output on " + source + " so far (FileSink part files)")
 		e.eventually(ctx, "wait-flink-running", func(g Gomega) {
 			r, err := input.Lab.VerifyFlinkOutput(e.ns, name)
@@ -242,35 +216,11 @@ func FlinkFailoverSpec(ctx context.Context, inputGetter func() FlinkFailoverSpec
 		}
 
 		By("following the job to the destination")
-		var decision, restoredPath, replaced, skipped string
-		var arrived map[string]string
-		var now framework.FlinkJobStatus
-		moved, err := framework.WaitForFailover(ctx, framework.FailoverInput{
-			Lab: input.Lab, Namespace: e.ns, Name: name, Kind: "FlinkDeployment", Source: source, Timeline: e.timeline,
-			Timeout: e.cfg.Timeout(e.name, "wait-flink-failover"), Polling: e.cfg.Polling(e.name, "wait-flink-failover"),
-			Arrived: func(ctx context.Context, dest string) error {
-				fd, err := input.Lab.Member(dest).Dynamic().Resource(framework.FlinkDeploymentGVR).Namespace(e.ns).Get(ctx, name, metav1.GetOptions{})
-				if err != nil {
-					return err
-				}
-				e.timeline.Mark("FlinkDeployment applied on " + dest)
-				arrived = fd.GetAnnotations()
-				decision = arrived[decisionAnnotation]
-				// The webhook's record of what it set: Karmada may re-apply the template
-				// later (spec.job.initialSavepointPath is read only on the first deployment).
-				restoredPath = fd.GetAnnotations()["restore.lab.karmada.io/checkpoint"]
-				replaced = fd.GetAnnotations()["restore.lab.karmada.io/replaced-savepoint"]
-				skipped = fd.GetAnnotations()["restore.lab.karmada.io/skipped"]
-				now = input.Lab.ReadFlinkStatus(dest, fd)
-				if now.State != "RUNNING" {
-					return fmt.Errorf("job %s, not RUNNING", now.State)
-				}
-				e.timeline.Mark("job RUNNING on " + dest)
-				return nil
-			},
-		})
-		Expect(err).NotTo(HaveOccurred())
-		dest := moved.Destination
+		dest, arrived, now := e.followFlinkFailover(ctx, name, source)
+		decision := arrived[decisionAnnotation]
+		restoredPath := arrived["restore.lab.karmada.io/checkpoint"]
+		replaced := arrived["restore.lab.karmada.io/replaced-savepoint"]
+		skipped := arrived["restore.lab.karmada.io/skipped"]
 		wantDecision := "restored"
 		if input.StaleUserSavepoint {
 			wantDecision = "restored-over-user-savepoint"

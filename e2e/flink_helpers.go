@@ -141,3 +141,68 @@ func (e *specEnv) createFlinkInMember(ctx context.Context, fds dynamic.ResourceI
 	name := fd.GetName()
 	e.cleanups = append(e.cleanups, func(ctx context.Context) { _ = fds.Delete(ctx, name, metav1.DeleteOptions{}) })
 }
+
+// followFlinkFailover waits until FlinkDeployment name has moved from source
+// to another member and its job RUNNING there (marking the timeline), and
+// returns that member, the FlinkDeployment's annotations as it arrived (the
+// restore's record of what it set: Karmada may re-apply the template later,
+// and spec.job.initialSavepointPath is read on the first deployment only) and
+// the job's status there.
+func (e *specEnv) followFlinkFailover(ctx context.Context, name, source string) (string, map[string]string, framework.FlinkJobStatus) {
+	var arrived map[string]string
+	var now framework.FlinkJobStatus
+	moved, err := framework.WaitForFailover(ctx, framework.FailoverInput{
+		Lab: e.lab, Namespace: e.ns, Name: name, Kind: "FlinkDeployment", Source: source, Timeline: e.timeline,
+		Timeout: e.cfg.Timeout(e.name, "wait-flink-failover"), Polling: e.cfg.Polling(e.name, "wait-flink-failover"),
+		Arrived: func(ctx context.Context, dest string) error {
+			fd, err := e.lab.Member(dest).Dynamic().Resource(framework.FlinkDeploymentGVR).Namespace(e.ns).Get(ctx, name, metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			e.timeline.Mark("FlinkDeployment applied on " + dest)
+			arrived = fd.GetAnnotations()
+			now = e.lab.ReadFlinkStatus(dest, fd)
+			if now.State != "RUNNING" {
+				return fmt.Errorf("job %s, not RUNNING", now.State)
+			}
+			e.timeline.Mark("job RUNNING on " + dest)
+			return nil
+		},
+	})
+	Expect(err).NotTo(HaveOccurred())
+	return moved.Destination, arrived, now
+}
+
+// waitJobIDCollected waits until Karmada has the status of FlinkDeployment
+// name from source, healthy, with jobID in it: the job id it will preserve.
+func (e *specEnv) waitJobIDCollected(ctx context.Context, name, source, jobID string) {
+	By("waiting for Karmada to collect the job's status from " + source + " (the jobId it will preserve)")
+	e.eventually(ctx, "wait-flink-running", func(g Gomega, ctx context.Context) {
+		rb, err := framework.GetBinding(ctx, e.lab.Karmada, e.ns, framework.BindingName(name, "FlinkDeployment"))
+		g.Expect(err).NotTo(HaveOccurred())
+		var found bool
+		for _, s := range rb.Status.AggregatedStatus {
+			if s.ClusterName == source && s.Status != nil {
+				found = true
+				g.Expect(string(s.Status.Raw)).To(ContainSubstring(jobID))
+				g.Expect(s.Health).To(BeEquivalentTo("Healthy"))
+			}
+		}
+		g.Expect(found).To(BeTrue(), "no status of %s in the binding's aggregatedStatus", source)
+	}).Should(Succeed())
+}
+
+// directlyFailover is the failover the user guide recommends for Flink: cluster
+// and application failover with purge mode Directly, the job id preserved.
+// Karmada hands the job id over only when the old job is confirmed stopped:
+// its Work deleted, or its cluster fenced with the out-of-service taint.
+func directlyFailover() *policyv1alpha1.FailoverBehavior {
+	state := jobIDState("{.jobStatus.jobId}")
+	return &policyv1alpha1.FailoverBehavior{
+		Cluster: &policyv1alpha1.ClusterFailoverBehavior{PurgeMode: policyv1alpha1.PurgeModeDirectly, StatePreservation: state},
+		Application: &policyv1alpha1.ApplicationFailoverBehavior{
+			DecisionConditions: policyv1alpha1.DecisionConditions{TolerationSeconds: ptr.To(flinkUnhealthyToleration)},
+			PurgeMode:          policyv1alpha1.PurgeModeDirectly, StatePreservation: state,
+		},
+	}
+}

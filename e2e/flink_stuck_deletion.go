@@ -5,7 +5,6 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"strings"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -16,10 +15,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/utils/ptr"
 
 	workv1alpha2 "github.com/karmada-failover/lab/apis/work/v1alpha2"
-	policyv1alpha1 "github.com/karmada-io/karmada/pkg/apis/policy/v1alpha1"
 
 	"github.com/karmada-failover/lab/e2e/framework"
 	"github.com/karmada-failover/lab/lab/flinkrunner"
@@ -67,25 +64,10 @@ func FlinkStuckDeletionSpec(ctx context.Context, inputGetter func() FlinkStuckDe
 		for key, v := range map[string]string{flinkrunner.SavepointOnDeletionKey: "true", "state.savepoints.dir": checkpointDir + "-savepoints"} {
 			Expect(unstructured.SetNestedField(template.Object, v, "spec", "flinkConfiguration", key)).To(Succeed())
 		}
-		state := jobIDState("{.jobStatus.jobId}")
-		e.createFlink(ctx, template, input.Candidates, &policyv1alpha1.FailoverBehavior{
-			Cluster: &policyv1alpha1.ClusterFailoverBehavior{PurgeMode: policyv1alpha1.PurgeModeDirectly, StatePreservation: state},
-			Application: &policyv1alpha1.ApplicationFailoverBehavior{
-				DecisionConditions: policyv1alpha1.DecisionConditions{TolerationSeconds: ptr.To(flinkUnhealthyToleration)},
-				PurgeMode:          policyv1alpha1.PurgeModeDirectly, StatePreservation: state,
-			},
-		})
+		e.createFlink(ctx, template, input.Candidates, directlyFailover())
 		source, old := e.waitFlinkCheckpointed(ctx, name, 3)
 		bindingName := framework.BindingName(name, "FlinkDeployment")
-		e.eventually(ctx, "wait-flink-running", func(g Gomega, ctx context.Context) {
-			rb, err := framework.GetBinding(ctx, k, e.ns, bindingName)
-			g.Expect(err).NotTo(HaveOccurred())
-			found := false
-			for _, s := range rb.Status.AggregatedStatus {
-				found = found || (s.ClusterName == source && s.Status != nil && strings.Contains(string(s.Status.Raw), old.JobID))
-			}
-			g.Expect(found).To(BeTrue(), "Karmada has the job id from %s", source)
-		}).Should(Succeed())
+		e.waitJobIDCollected(ctx, name, source, old.JobID)
 		e.timeline.Mark(fmt.Sprintf("job %s RUNNING on %s", old.JobID[:8], source))
 
 		By("taking the task slots of " + source + ": the job stays CREATED, the FlinkDeployment turns unhealthy")
@@ -147,27 +129,8 @@ func FlinkStuckDeletionSpec(ctx context.Context, inputGetter func() FlinkStuckDe
 		Expect(err).NotTo(HaveOccurred())
 		e.timeline.Mark("finalizer removed on " + source)
 
-		var restoredPath string
-		var now framework.FlinkJobStatus
-		moved, err := framework.WaitForFailover(ctx, framework.FailoverInput{
-			Lab: input.Lab, Namespace: e.ns, Name: name, Kind: "FlinkDeployment", Source: source, Timeline: e.timeline,
-			Timeout: e.cfg.Timeout(e.name, "wait-flink-failover"), Polling: e.cfg.Polling(e.name, "wait-flink-failover"),
-			Arrived: func(ctx context.Context, dest string) error {
-				fd, err := input.Lab.Member(dest).Dynamic().Resource(framework.FlinkDeploymentGVR).Namespace(e.ns).Get(ctx, name, metav1.GetOptions{})
-				if err != nil {
-					return err
-				}
-				restoredPath = fd.GetAnnotations()["restore.lab.karmada.io/checkpoint"]
-				now = input.Lab.ReadFlinkStatus(dest, fd)
-				if now.State != "RUNNING" {
-					return fmt.Errorf("job %s, not RUNNING", now.State)
-				}
-				e.timeline.Mark("job RUNNING on " + dest)
-				return nil
-			},
-		})
-		Expect(err).NotTo(HaveOccurred())
-		dest := moved.Destination
+		dest, arrived, now := e.followFlinkFailover(ctx, name, source)
+		restoredPath := arrived["restore.lab.karmada.io/checkpoint"]
 		Expect(restoredPath).To(HavePrefix(checkpointDir+"/"+old.JobID+"/chk-"), "restored from the old job's checkpoints (no savepoint was taken)")
 		restored := e.waitFlinkRestored(ctx, now.REST, restoredPath, dest)
 
