@@ -43,17 +43,24 @@ type Lag struct {
 
 var chkMetadataKey = regexp.MustCompile(`(^|/)chk-(\d+)/_metadata$`)
 
-// s3Client is a path-style client of the lab's store.
-func (c *S3Credentials) s3Client() (*s3.Client, error) {
-	if c.Endpoint == "" {
-		return nil, fmt.Errorf("the lab's S3 store is not reachable from this host")
-	}
+// Client is a path-style S3 client of the lab's store with its keys, as
+// SeaweedFS and MinIO serve buckets; checksums only when an operation needs
+// them (S3-compatible stores may reject the newer ones).
+func (c *S3Credentials) Client() *s3.Client {
 	return s3.New(s3.Options{
 		Region: c.Region, UsePathStyle: true, BaseEndpoint: aws.String(c.Endpoint),
 		Credentials:                credentials.NewStaticCredentialsProvider(c.AccessKey, c.SecretKey, ""),
 		RequestChecksumCalculation: aws.RequestChecksumCalculationWhenRequired,
 		ResponseChecksumValidation: aws.ResponseChecksumValidationWhenRequired,
-	}), nil
+	})
+}
+
+// s3Client is Client, or an error when the store is not reachable from this host.
+func (c *S3Credentials) s3Client() (*s3.Client, error) {
+	if c.Endpoint == "" {
+		return nil, fmt.Errorf("the lab's S3 store is not reachable from this host")
+	}
+	return c.Client(), nil
 }
 
 // ReplicationLag hides a state file of the newest completed checkpoint under

@@ -12,7 +12,6 @@ import (
 	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
 	"github.com/karmada-failover/lab/lab"
@@ -52,16 +51,8 @@ type CheckpointStore struct {
 	Endpoint, Region, AccessKey, SecretKey string
 }
 
-// client is an S3 client of the store with its credentials, path-style as SeaweedFS and
-// MinIO serve buckets.
-func (s *CheckpointStore) client() *s3.Client {
-	return s3.New(s3.Options{
-		Region: s.Region, UsePathStyle: true, BaseEndpoint: aws.String(s.Endpoint),
-		Credentials:                credentials.NewStaticCredentialsProvider(s.AccessKey, s.SecretKey, ""),
-		RequestChecksumCalculation: aws.RequestChecksumCalculationWhenRequired,
-		ResponseChecksumValidation: aws.ResponseChecksumValidationWhenRequired,
-	})
-}
+// client is an S3 client of the store with its credentials.
+func (s *CheckpointStore) client() *s3.Client { return s.credentials().Client() }
 
 var chkMetadata = regexp.MustCompile(`/chk-(\d+)/_metadata$`)
 
