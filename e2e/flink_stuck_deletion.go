@@ -57,6 +57,7 @@ func FlinkStuckDeletionSpec(ctx context.Context, inputGetter func() FlinkStuckDe
 		e = newSpecEnv(ctx, "flink", input.E2EConfig, input.Lab, input.ArtifactFolder)
 		e.timeline = framework.NewTimeline(fmt.Sprintf("Flink deletion that never completes (%s)", e.ns))
 	})
+	AfterEach(func(ctx SpecContext) { e.finish(ctx) }, NodeTimeout(finishTimeout))
 
 	It("waits for the old copy, says so on the binding, and moves once the user removes the finalizer", func(ctx SpecContext) {
 		k := input.Lab.Karmada
