@@ -190,7 +190,7 @@ func (s *Store) LatestCompleted(ctx context.Context, checkpointDir, jobID string
 	if err != nil {
 		return Checkpoint{}, err
 	}
-	return s.pick(ctx, cps, "under "+loc.Join(jobID).String())
+	return s.pick(ctx, cps, loc, "under "+loc.Join(jobID).String())
 }
 
 // jobCheckpoints returns the completed checkpoints of jobID under loc, not
@@ -242,7 +242,7 @@ func (s *Store) LatestCompletedInLineage(ctx context.Context, checkpointDir stri
 		}
 		all = append(all, cps...)
 	}
-	return s.pick(ctx, all, "of any job under "+loc.String())
+	return s.pick(ctx, all, loc, "of any job under "+loc.String())
 }
 
 // SavepointPrefix is the start of the name of Flink's savepoint directories
@@ -308,7 +308,7 @@ func (s *Store) LatestSavepoint(ctx context.Context, savepointDir, jobID string)
 			cps = append(cps, Checkpoint{SavepointPath: loc.Join(c.name).String(), Completed: c.completed, JobID: jobID, Savepoint: true})
 		}
 	}
-	return s.pick(ctx, cps, fmt.Sprintf("of job %s (%s*/_metadata) under %s", jobID, prefix, loc))
+	return s.pick(ctx, cps, loc, fmt.Sprintf("of job %s (%s*/_metadata) under %s", jobID, prefix, loc))
 }
 
 // addJobDir appends name if it is a job id, enforcing the bound.
@@ -393,9 +393,10 @@ func (s *Store) supports(loc Location) error {
 
 // pick returns the newest of the completed checkpoints cps (written last;
 // among equal times the higher id, then the path, so that the answer is
-// stable) that is restorable, with the newer ones it passed over. where
+// stable) that is restorable, with the newer ones it passed over. root is the
+// directory looked in (state files are looked up only within it); where
 // describes the look-up for ErrNotFound.
-func (s *Store) pick(ctx context.Context, cps []Checkpoint, where string) (Checkpoint, error) {
+func (s *Store) pick(ctx context.Context, cps []Checkpoint, root Location, where string) (Checkpoint, error) {
 	slices.SortFunc(cps, func(a, b Checkpoint) int {
 		switch {
 		case writtenLater(a.Completed, a.ID, b.Completed, b.ID):
@@ -413,7 +414,7 @@ func (s *Store) pick(ctx context.Context, cps []Checkpoint, where string) (Check
 		if len(skipped) >= cmp.Or(s.MaxSkipped, DefaultMaxSkipped) {
 			break
 		}
-		why, unverified, err := s.restorable(ctx, cp.SavepointPath)
+		why, unverified, err := s.restorable(ctx, cp.SavepointPath, root)
 		if err != nil {
 			return Checkpoint{}, err
 		}

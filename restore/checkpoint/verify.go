@@ -33,11 +33,16 @@ func (notRestorable) Is(target error) bool { return target == ErrNotFound }
 const maxReportedMissing = 3
 
 // restorable reads the _metadata of the checkpoint or savepoint at snapshot
-// and confirms that every state file it references is in the store. why is
+// and confirms that every state file it references is in the store. Only files
+// within root (the directory the look-up was asked about, which the caller
+// may have checked against an allowed prefix) are looked up: a _metadata that
+// names a file elsewhere cannot make the locator probe other objects, and the
+// checkpoint is taken unverified (a changelog's files, in dstl.dfs.base-path,
+// are elsewhere by design). why is
 // empty when it is restorable, and says what is wrong otherwise; unverified
 // is set when it could not be confirmed either way (it is then taken as
 // restorable: Flink will say). err is a store failure (retriable).
-func (s *Store) restorable(ctx context.Context, snapshot string) (why, unverified string, err error) {
+func (s *Store) restorable(ctx context.Context, snapshot string, root Location) (why, unverified string, err error) {
 	loc, err := ParseLocation(snapshot)
 	if err != nil {
 		return "", "", err
@@ -65,8 +70,8 @@ func (s *Store) restorable(ctx context.Context, snapshot string) (why, unverifie
 		if err != nil {
 			return "", fmt.Sprintf("state file %s: %v", f.Path, err), nil
 		}
-		if fl.IsS3() != loc.IsS3() || (fl.IsS3() && fl.Bucket != loc.Bucket) {
-			return "", fmt.Sprintf("state file %s is outside the checkpoint's bucket or file system", f.Path), nil
+		if !fl.Within(root) {
+			return "", fmt.Sprintf("state file %s is outside %s, where the checkpoint was looked up", f.Path, root), nil
 		}
 		files = append(files, stateObject{loc: fl, size: f.Size})
 	}

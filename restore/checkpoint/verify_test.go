@@ -397,3 +397,53 @@ func TestVerifyFlinkSavepoint(t *testing.T) {
 		t.Fatalf("without a state file: err = %v", err)
 	}
 }
+
+// TestVerifyOnlyWithinTheLookedUpDirectory: a _metadata naming a file outside
+// the directory the look-up was asked about (another team's area of the same
+// bucket) does not make the locator look that file up: the checkpoint is taken
+// unverified, and the store sees no request for the file.
+func TestVerifyOnlyWithinTheLookedUpDirectory(t *testing.T) {
+	job := strings.Repeat("e", 32)
+	w := &metaWriter{}
+	w.i32(metadataMagic)
+	w.i32(3)
+	w.i64(7)
+	w.i32(0)
+	w.i32(1)
+	w.i64(1)
+	w.i64(2)
+	w.i32(1)
+	w.i32(128)
+	w.u8(handleNull)
+	w.i32(1)
+	w.i32(0)
+	w.i32(0)
+	w.i32(0)
+	w.u8(handleKeyGroupsV2)
+	w.i32(0)
+	w.i32(0)
+	w.file("s3://ckpt/team-b/private/state", 3)
+	w.utf("id")
+	w.u8(handleNull)
+	w.i32(0)
+	w.i32(0)
+	key := "team-a/app/" + job + "/chk-7/" + MetadataFile
+	f := &fakeS3{pageSize: 1000,
+		objects:  map[string][]string{"ckpt": {key, "team-b/private/state"}},
+		content:  map[string][]byte{"ckpt/" + key: w.Bytes()},
+		modified: map[string]time.Time{}}
+	s := newFakeS3Store(t, f)
+	s.VerifyStateFiles = true
+	cp, err := s.LatestCompleted(context.Background(), "s3://ckpt/team-a/app", job)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cp.ID != 7 || !strings.Contains(cp.Unverified, "s3://ckpt/team-b/private/state is outside s3://ckpt/team-a/app") {
+		t.Errorf("got %+v, want chk-7 unverified, naming the file outside the looked-up directory", cp)
+	}
+	for _, r := range f.seen() {
+		if strings.Contains(r.URL.Path, "team-b") {
+			t.Errorf("the store saw %s %s", r.Method, r.URL.Path)
+		}
+	}
+}
