@@ -70,8 +70,8 @@ type Checkpoint struct {
 	Skipped []Skipped `json:"skipped,omitempty"`
 	// Unverified says why the state files of this checkpoint were not
 	// confirmed (an unknown metadata format, more files than the bound, a
-	// file in a store this locator cannot read); empty when they were, or
-	// when verification is off.
+	// file outside the directory looked in); empty when they were, or when
+	// verification is off.
 	Unverified string `json:"unverified,omitempty"`
 }
 
