@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"strconv"
 	"strings"
 	"time"
 
@@ -235,7 +234,7 @@ func (r *Runner) stopForDeletion(ctx context.Context, key string, rn *run, spec 
 	}
 	base := ""
 	if rn != nil {
-		base = "http://127.0.0.1:" + strconv.Itoa(rn.port)
+		base = rn.proc.RESTBase()
 	}
 	switch spec.Mode {
 	case DeletionSavepoint:

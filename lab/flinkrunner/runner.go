@@ -8,9 +8,7 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"path/filepath"
 	"sort"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -34,8 +32,6 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/karmada-failover/lab/apis/flink"
-	"github.com/karmada-failover/lab/lab/internal/logtail"
-	"github.com/karmada-failover/lab/lab/internal/proc"
 	"github.com/karmada-failover/lab/restore/checkpoint"
 )
 
@@ -58,6 +54,8 @@ type Options struct {
 	// under checkpointDir ("" when it has none). A job deployed before (by this
 	// process or an earlier one) resumes from it; nil: jobs never resume.
 	LastState func(ctx context.Context, checkpointDir, jobID string) (string, error)
+	// Executor runs the jobs; nil: a LocalExecutor (PortLo..PortHi, LogDir, Env).
+	Executor Executor
 }
 
 // LastStateFrom is Options.LastState over a checkpoint locator (the restore
@@ -80,7 +78,7 @@ func LastStateFrom(loc checkpoint.Locator) func(ctx context.Context, checkpointD
 type Runner struct {
 	opts     Options
 	client   dynamic.Interface
-	ports    *PortAllocator
+	exec     Executor
 	queue    workqueue.TypedRateLimitingInterface[string]
 	informer cache.SharedIndexInformer
 	synced   atomic.Bool
@@ -105,7 +103,7 @@ type run struct {
 	firstDeployment bool
 	launch          *Launch
 	port            int
-	proc            *proc.Attached
+	proc            Process
 	cancel          context.CancelFunc
 	monitorDone     chan struct{}
 
@@ -116,7 +114,7 @@ type run struct {
 // ProcessInfo describes a running Flink process (for /debug/jobs and tests).
 type ProcessInfo struct {
 	Key      string `json:"key"`
-	PID      int    `json:"pid"`
+	PID      int    `json:"pid,omitempty"`
 	RestPort int    `json:"restPort"`
 	JobID    string `json:"jobId"`
 	JobState string `json:"jobState"`
@@ -143,14 +141,15 @@ func New(cfg *rest.Config, opts Options) (*Runner, error) {
 	if opts.StopGrace <= 0 {
 		opts.StopGrace = 20 * time.Second
 	}
-	if opts.PortLo == 0 && opts.PortHi == 0 {
-		opts.PortLo, opts.PortHi = 24700, 24799
+	if opts.Executor == nil {
+		local, err := NewLocalExecutor(opts.PortLo, opts.PortHi, opts.LogDir, opts.Env)
+		if err != nil {
+			return nil, err
+		}
+		opts.Executor = local
 	}
-	if opts.LogDir == "" {
-		opts.LogDir = "."
-	}
-	if err := os.MkdirAll(opts.LogDir, 0o755); err != nil {
-		return nil, err
+	if opts.Launch.RESTAddress == nil {
+		opts.Launch.RESTAddress = opts.Executor.Bind
 	}
 	cfg = rest.CopyConfig(cfg)
 	cfg.UserAgent = "flink-runner"
@@ -167,7 +166,7 @@ func New(cfg *rest.Config, opts Options) (*Runner, error) {
 	r := &Runner{
 		opts:     opts,
 		client:   client,
-		ports:    NewPortAllocator(opts.PortLo, opts.PortHi),
+		exec:     opts.Executor,
 		queue:    workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[string]()),
 		runs:     map[string]*run{},
 		written:  map[string]Status{},
@@ -267,8 +266,8 @@ func (r *Runner) Processes() []ProcessInfo {
 		rn.mu.Lock()
 		st := rn.tracker.Current()
 		rn.mu.Unlock()
-		out = append(out, ProcessInfo{Key: rn.key, PID: rn.proc.PID, RestPort: rn.port, JobID: st.JobID,
-			JobState: st.JobState, JM: st.JobManagerDeploymentStatus, Log: rn.proc.LogPath, Exited: rn.proc.Exited()})
+		out = append(out, ProcessInfo{Key: rn.key, PID: rn.proc.PID(), RestPort: rn.port, JobID: st.JobID,
+			JobState: st.JobState, JM: st.JobManagerDeploymentStatus, Log: rn.proc.Where(), Exited: rn.proc.Exited()})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Key < out[j].Key })
 	return out
@@ -396,12 +395,12 @@ func (r *Runner) reconcile(ctx context.Context, key string) error {
 }
 
 func (r *Runner) startRun(ctx context.Context, d *Deployment) error {
-	port, err := r.ports.Allocate()
+	port, err := r.exec.Port()
 	if err != nil {
 		return err
 	}
 	fail := func(err error) error {
-		r.ports.Release(port)
+		r.exec.Release(port)
 		_ = r.writeStatus(ctx, d.Namespace, d.Name, Status{
 			JobManagerDeploymentStatus: JMError, LifecycleState: LifecycleFailed, JobState: JobReconciling,
 			Error: err.Error(), ObservedGeneration: d.Generation, TaskManagerReplicas: -1,
@@ -433,13 +432,12 @@ func (r *Runner) startRun(ctx context.Context, d *Deployment) error {
 	for _, n := range l.Notes {
 		klog.InfoS("Note", "key", d.Key(), "note", n)
 	}
-	logPath, _ := filepath.Abs(filepath.Join(r.opts.LogDir, d.Namespace+"_"+d.Name+".log"))
-	p, err := proc.StartAttached(l.Argv, r.opts.Env, logPath)
+	p, err := r.exec.Start(ctx, d, l, port)
 	if err != nil {
-		return fail(fmt.Errorf("starting flink process: %w", err))
+		return fail(err)
 	}
-	klog.InfoS("Started Flink process", "key", d.Key(), "plan", plan.Kind, "pid", p.PID, "restPort", port, "jobId", l.JobID,
-		"jar", l.Jar, "savepointPath", l.SavepointPath, "log", logPath)
+	klog.InfoS("Started Flink process", "key", d.Key(), "plan", plan.Kind, "executor", r.exec.Name(), "pid", p.PID(), "restPort", port,
+		"jobId", l.JobID, "jar", l.Jar, "savepointPath", l.SavepointPath, "where", p.Where())
 	from := "empty state"
 	if l.SavepointPath != "" {
 		from = l.SavepointPath
@@ -454,7 +452,12 @@ func (r *Runner) startRun(ctx context.Context, d *Deployment) error {
 		JobID: l.JobID, JobState: JobReconciling, UpgradeSavepointPath: l.SavepointPath,
 		ObservedGeneration: d.Generation, ReconciliationState: "DEPLOYED",
 		ReconciliationTimestamp: time.Now().UnixMilli(), LastReconciledSpec: d.ReconciledSpec(plan.Kind == PlanFirst),
-		TaskManagerReplicas: tm, RestURL: "http://127.0.0.1:" + strconv.Itoa(port), Log: logPath, PID: p.PID,
+		TaskManagerReplicas: tm, Log: p.Where(), PID: p.PID(),
+	}
+	if p.PID() > 0 {
+		// A local process: its address, which only this host reaches. A pod's
+		// REST API is its <name>-rest Service, as under the operator.
+		launched.RestURL = p.RESTBase()
 	}
 	runCtx, cancel := context.WithCancel(context.Background())
 	rn := &run{key: d.Key(), ns: d.Namespace, name: d.Name, uid: d.UID, fingerprint: d.Fingerprint(), firstDeployment: plan.Kind == PlanFirst, launch: l, port: port,
@@ -477,7 +480,6 @@ func (r *Runner) startRun(ctx context.Context, d *Deployment) error {
 func (r *Runner) monitor(ctx context.Context, rn *run) {
 	defer close(rn.monitorDone)
 	client := &http.Client{Timeout: 5 * time.Second}
-	base := "http://127.0.0.1:" + strconv.Itoa(rn.port)
 	tick := time.NewTicker(r.opts.PollInterval)
 	defer tick.Stop()
 	observe := func(o Observation) {
@@ -501,12 +503,17 @@ func (r *Runner) monitor(ctx context.Context, rn *run) {
 		case <-ctx.Done():
 			return
 		case <-rn.proc.Done():
-			msg := fmt.Sprintf("Flink process %d exited (%s); last lines of %s:\n%s",
-				rn.proc.PID, rn.proc.ExitText(), rn.proc.LogPath, logtail.File(rn.proc.LogPath, 15))
-			klog.InfoS("Flink process exited", "key", rn.key, "pid", rn.proc.PID, "err", rn.proc.ExitText())
+			msg := fmt.Sprintf("Flink process exited (%s); last lines of %s:\n%s",
+				rn.proc.ExitText(), rn.proc.Where(), rn.proc.LogTail(15))
+			klog.InfoS("Flink process exited", "key", rn.key, "where", rn.proc.Where(), "err", rn.proc.ExitText())
 			observe(Observation{Exited: true, ExitMsg: msg})
 			return
 		case <-tick.C:
+			base := rn.proc.RESTBase()
+			if base == "" {
+				observe(Observation{RestErr: errors.New("the JobManager has no address yet")})
+				continue
+			}
 			jobs, err := FetchOverview(ctx, client, base)
 			if rn.proc.Exited() {
 				continue // reported by the done case
@@ -567,8 +574,8 @@ func (r *Runner) stop(rn *run, why string) {
 	<-rn.monitorDone
 	start := time.Now()
 	killed := rn.proc.Stop(r.opts.StopGrace)
-	r.ports.Release(rn.port)
-	klog.InfoS("Stopped Flink process", "key", rn.key, "pid", rn.proc.PID, "reason", why,
+	r.exec.Release(rn.port)
+	klog.InfoS("Stopped Flink process", "key", rn.key, "where", rn.proc.Where(), "reason", why,
 		"took", time.Since(start).Round(time.Millisecond).String(), "sigkill", killed)
 }
 
@@ -596,7 +603,7 @@ func (r *Runner) PID(key string) (int, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if rn := r.runs[key]; rn != nil {
-		return rn.proc.PID, nil
+		return rn.proc.PID(), nil
 	}
 	return 0, errNoProcess
 }

@@ -426,6 +426,9 @@ type LaunchConfig struct {
 	TaskSlots *int
 	// FileExists checks local jar paths; os.Stat when nil (tests replace it).
 	FileExists func(string) bool
+	// RESTAddress is the address a job's REST API binds and the one it
+	// advertises; 127.0.0.1 for both when nil (the runner sets its executor's).
+	RESTAddress func(d *Deployment) (bind, advertise string)
 }
 
 // Launch is one Flink process to start.
@@ -501,8 +504,12 @@ func BuildLaunch(cfg LaunchConfig, d *Deployment, restPort int, jobID, restorePa
 	port := strconv.Itoa(restPort)
 	l.Conf[KeyRestPort] = port
 	l.Conf[KeyRestBindPort] = port
-	l.Conf[KeyRestAddress] = "127.0.0.1"
-	l.Conf[KeyRestBindAddress] = "127.0.0.1"
+	bind, advertise := "127.0.0.1", "127.0.0.1"
+	if cfg.RESTAddress != nil {
+		bind, advertise = cfg.RESTAddress(d)
+	}
+	l.Conf[KeyRestAddress] = advertise
+	l.Conf[KeyRestBindAddress] = bind
 	if d.Job.Parallelism != nil && *d.Job.Parallelism > 0 {
 		l.Conf[KeyParallelism] = strconv.FormatInt(*d.Job.Parallelism, 10)
 	}
