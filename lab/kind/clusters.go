@@ -99,6 +99,11 @@ func ClusterConfig(cfg *config.Config, name string, nodeImage Node) (*v1alpha4.C
 			"lab.karmada.io/cluster": name,
 		},
 	}
+	if name != HostCluster {
+		// The Flink jobs' committed output, on the host machine at the same
+		// path: it outlives the member, and the host reads it (lab flink verify).
+		node.ExtraMounts = []v1alpha4.Mount{{HostPath: cfg.FlinkOutputDir(), ContainerPath: cfg.FlinkOutputDir()}}
+	}
 	if name == HostCluster {
 		node.ExtraPortMappings = []v1alpha4.PortMapping{
 			{ContainerPort: KarmadaNodePort, HostPort: KarmadaAPIServerPort, ListenAddress: config.Host, Protocol: v1alpha4.PortMappingProtocolTCP},

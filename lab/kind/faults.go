@@ -25,9 +25,18 @@ func (l *Lab) Supports(fault lab.Fault) error {
 	case lab.FaultFailPods:
 		return lab.Unsupported(config.ProviderKind, fault, "making pods unready is done by the hermetic lab's kwok chaos stage; kind runs real containers")
 	case lab.FaultStarveFlink:
-		return lab.Unsupported(config.ProviderKind, fault, "the kind lab runs the flink-kubernetes-operator, whose task slots the lab does not take away")
+		if !l.flinkRunsRecorded() {
+			return lab.Unsupported(config.ProviderKind, fault, "with images pulled the kind lab runs the flink-kubernetes-operator, whose task slots the lab does not take away")
+		}
 	}
 	return nil
+}
+
+// flinkRunsRecorded tells whether the running lab's members run the lab's
+// FlinkDeployment runner (its record says so).
+func (l *Lab) flinkRunsRecorded() bool {
+	st, err := l.State()
+	return err == nil && st.FlinkRunner
 }
 
 // FailPods is not available: the kind lab's pods are real containers.
@@ -75,9 +84,26 @@ func (l *Lab) StopCheckpointStore(ctx context.Context, stop bool) error {
 	return nil
 }
 
-// StarveFlink is not available on the kind lab.
-func (l *Lab) StarveFlink(context.Context, string, bool) error {
-	return l.Supports(lab.FaultStarveFlink)
+// StarveFlink restarts member's FlinkDeployment runner with no task slots
+// (starve) or with Flink's default, as on the hermetic lab: its Deployment is
+// re-applied with the new --task-slots and rolled out (Recreate: the old runner
+// stops its job pods first), and the new runner recovers each job under its
+// id, starved jobs staying CREATED.
+func (l *Lab) StarveFlink(ctx context.Context, member string, starve bool) error {
+	if err := l.Supports(lab.FaultStarveFlink); err != nil {
+		return err
+	}
+	if _, err := memberIndex(l.Cfg, member); err != nil {
+		return err
+	}
+	slots := -1
+	if starve {
+		slots = 0
+	}
+	if err := l.applyRunner(ctx, member, slots); err != nil {
+		return err
+	}
+	return l.waitRunner(ctx, member)
 }
 
 const controllerManager = "karmada-controller-manager"

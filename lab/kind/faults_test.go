@@ -24,10 +24,14 @@ func TestSetArgReplacesTheFlagWhereItIs(t *testing.T) {
 
 func TestPartitionScript(t *testing.T) {
 	cut := PartitionScript("10.214.0.2", false)
-	for _, want := range []string{"-s 10.214.0.2 -j DROP", "-d 10.214.0.2 -j DROP", "iptables -N " + PartitionChain, "iptables -I $c -j " + PartitionChain} {
+	for _, want := range []string{"-s 10.214.0.2 -p tcp --dport 6443 -j DROP", "-d 10.214.0.2 -p tcp --sport 6443 -j DROP",
+		"iptables -N " + PartitionChain, "iptables -I $c -j " + PartitionChain} {
 		if !strings.Contains(cut, want) {
 			t.Errorf("partition script lacks %q:\n%s", want, cut)
 		}
+	}
+	if strings.Contains(cut, "-s 10.214.0.2 -j DROP") {
+		t.Error("the partition cuts the member's workloads off the host cluster's node (the checkpoint store) too")
 	}
 	heal := PartitionScript("10.214.0.2", true)
 	if strings.Contains(heal, "DROP") || !strings.Contains(heal, "iptables -X "+PartitionChain) {

@@ -52,10 +52,12 @@ func (l *Lab) buildKarmadaImages(ctx context.Context) error {
 }
 
 // memberImages are the lab's images every member runs: the Flink job's (where
-// images are pulled: its base is Flink's official image) and the restore webhook's.
+// images are pulled its base is Flink's official image, otherwise a JRE from
+// Debian's packages), the restore webhook's and, where images are built, the
+// FlinkDeployment runner's.
 func (l *Lab) memberImages() []string {
 	if l.images == ImagesBuild {
-		return []string{l.RestoreWebhookImage()}
+		return []string{l.FlinkJobImage(), l.RestoreWebhookImage(), l.FlinkRunnerImage()}
 	}
 	return []string{l.FlinkJobImage(), l.RestoreWebhookImage()}
 }

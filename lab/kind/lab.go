@@ -1,8 +1,10 @@
 // Package kind is the kind lab provider (LAB_PROVIDER=kind), for machines with
-// a Docker engine and internet access: the host cluster runs Karmada from the
-// patched tree (upstream's image build, karmadactl init) and the MinIO checkpoint
-// store; every member runs cert-manager, the flink-kubernetes-operator and the
-// restore webhook (or Kyverno with the checkpoint locator). It writes the same
+// a Docker engine: the host cluster runs Karmada from the patched tree
+// (karmadactl init) and the checkpoint store (SeaweedFS where the lab builds its
+// images, MinIO where they are pulled); every member runs the restore webhook (or
+// Kyverno with the checkpoint locator) and, to run Flink jobs, the lab's
+// FlinkDeployment runner with each job in a pod (images built, flink.go) or
+// cert-manager and flink-kubernetes-operator (images pulled). It writes the same
 // kubeconfig files and contexts as the hermetic lab (karmada.config with
 // karmada-apiserver and karmada-host, members.config with member1..N), so the
 // e2e suite runs against either.
@@ -103,7 +105,7 @@ func (l *Lab) Up(ctx context.Context, o lab.UpOptions) error {
 		{Name: "kind node image", Run: l.nodeImage},
 		{Name: "kind clusters (" + HostCluster + ", " + strings.Join(members, ", ") + ")", Run: l.createClusters},
 		{Name: "Karmada and lab images from the " + string(l.Cfg.Karmada) + " tree (built: build-lab-images.sh; pulled: upstream's make image-*)", Run: l.buildKarmadaImages},
-		{Name: "lab images present (restore webhook; SeaweedFS when built, the Flink job image when pulled)", Run: l.buildLabImages},
+		{Name: "lab images present (restore webhook, Flink job image; SeaweedFS and the FlinkDeployment runner when built)", Run: l.buildLabImages},
 		{Name: "kind load docker-image", Run: l.loadImages},
 		{Name: "Karmada on " + HostCluster + " (karmadactl init, the tree's CRDs)", Run: l.installKarmada},
 		{Name: "kubeconfigs (karmada.config, members.config)", Run: l.writeKubeconfigs},
@@ -112,9 +114,13 @@ func (l *Lab) Up(ctx context.Context, o lab.UpOptions) error {
 		{Name: "checkpoint store (MinIO pulled, or SeaweedFS built) and bucket", Run: l.installCheckpointStore},
 		{Name: "cert-manager and flink-kubernetes-operator on the members", Run: l.installOperators},
 		{Name: "restore (" + l.Restore + ") on the members", Run: l.installRestore},
+		{Name: "Flink on the members (built: the FlinkDeployment CRD and the lab's runner, jobs in pods)", Run: l.installFlink},
 	}
 	timings, err := steps.Run(ctx, out, list)
 	st.Steps = timings
+	if l.flinkRuns() {
+		st.FlinkRunner, st.FlinkOutputDir = true, l.Cfg.FlinkOutputDir()
+	}
 	st.Ready = err == nil
 	if werr := l.writeState(st); werr != nil && err == nil {
 		err = werr
@@ -263,6 +269,10 @@ func (l *Lab) nodeImage(ctx context.Context) error {
 }
 
 func (l *Lab) createClusters(ctx context.Context) error {
+	// Mounted into every member node (the Flink jobs' committed output).
+	if err := os.MkdirAll(l.Cfg.FlinkOutputDir(), 0o755); err != nil {
+		return err
+	}
 	paths, err := WriteClusterConfigs(l.Cfg, l.kindDir(), l.node)
 	if err != nil {
 		return err
@@ -310,28 +320,36 @@ const KindNetwork = "kind"
 // traffic with the host cluster while partitioned.
 const PartitionChain = "LAB-PARTITION"
 
+// MemberAPIServerPort is the port of a member's API server in its node, where
+// Karmada reaches it (each Cluster's apiEndpoint, https://<node>:6443).
+const MemberAPIServerPort = 6443
+
 // PartitionScript is what Partition runs in the member's node: with heal, the
-// chain is unhooked and removed; otherwise every packet from or to the host
-// cluster's node (Karmada's pods reach the member masqueraded to that address)
-// is dropped, in and out, while both keep running: requests hang rather than
-// being refused, as across a real partition.
+// chain is unhooked and removed; otherwise the member's API server drops every
+// packet from and to the host cluster's node (Karmada's pods reach the member
+// masqueraded to that address), in and out, while both keep running: Karmada's
+// requests hang rather than being refused, as across a real partition. The
+// member's workloads keep every other path, the checkpoint store's included
+// (on the host cluster's node in the kind lab, as a store outside both sides
+// of the cut would be).
 func PartitionScript(hostIP string, heal bool) string {
 	unhook := "for c in INPUT OUTPUT FORWARD; do while iptables -D $c -j " + PartitionChain + " 2>/dev/null; do :; done; done; " +
 		"iptables -F " + PartitionChain + " 2>/dev/null; iptables -X " + PartitionChain + " 2>/dev/null; true"
 	if heal {
 		return unhook
 	}
+	port := fmt.Sprint(MemberAPIServerPort)
 	return unhook + "; iptables -N " + PartitionChain +
-		" && iptables -A " + PartitionChain + " -s " + hostIP + " -j DROP" +
-		" && iptables -A " + PartitionChain + " -d " + hostIP + " -j DROP" +
-		" && for c in INPUT OUTPUT FORWARD; do iptables -I $c -j " + PartitionChain + " || exit 1; done"
+		" && iptables -A " + PartitionChain + " -s " + hostIP + " -p tcp --dport " + port + " -j DROP" +
+		" && iptables -A " + PartitionChain + " -d " + hostIP + " -p tcp --sport " + port + " -j DROP" +
+		" && for c in INPUT OUTPUT; do iptables -I $c -j " + PartitionChain + " || exit 1; done"
 }
 
 // Partition cuts Karmada (in the host cluster) off the member while both keep
-// running: the member's node drops its traffic with the host cluster's node
-// (PartitionScript); heal lets it through again. The member's workloads go on,
-// and the host machine still reaches the member's API server through its
-// published port.
+// running: the member's node drops the traffic between the host cluster's node
+// and its API server (PartitionScript); heal lets it through again. The
+// member's workloads go on, and the host machine still reaches the member's API
+// server through its published port.
 func (l *Lab) Partition(ctx context.Context, name string, heal bool) error {
 	if _, err := memberIndex(l.Cfg, name); err != nil {
 		return err

@@ -36,6 +36,7 @@ func renderedManifests(t *testing.T, cfg *config.Config) map[string][]byte {
 	render("checkpoint-store-member.yaml", map[string]any{"HostIP": "172.18.0.2", "NodePort": MinIONodePort})
 	render("restore-webhook.yaml", map[string]any{"Image": "failover-lab/flink-restore-webhook:lab-patched", "Port": cfg.Ports.RestoreWebhook, "Member": "member1", "AccessKey": creds.AccessKey, "SecretKey": creds.SecretKey})
 	render("restore-webhook-certificate.yaml", map[string]any{"ServiceDNS": RestoreWebhookServiceDNS})
+	render("flink-runner.yaml", FlinkRunnerData("failover-lab/flink-runner:lab-patched", "failover-lab/flink-job:lab-patched", cfg.FlinkOutputDir(), creds, -1))
 	render("flink-demo.yaml", FlinkDemoData("failover-lab/flink-job:lab-patched", []string{"member1", "member2", "member3"}, creds))
 	b, err := Manifests.ReadFile("manifests/flink-operator-values.yaml")
 	if err != nil {
@@ -118,7 +119,7 @@ func TestManifestsAreValid(t *testing.T) {
 			}
 		}
 	}
-	for _, k := range []string{"Deployment", "Service", "EndpointSlice", "Certificate", "Issuer", "FlinkDeployment",
+	for _, k := range []string{"Deployment", "Service", "EndpointSlice", "Certificate", "Issuer", "FlinkDeployment", "ClusterRole", "ClusterRoleBinding",
 		"PropagationPolicy", "MutatingWebhookConfiguration", "ClusterPolicy"} {
 		if kinds[k] == 0 {
 			t.Errorf("no %s was checked", k)

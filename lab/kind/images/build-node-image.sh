@@ -25,6 +25,8 @@
 source "$(dirname "${BASH_SOURCE[0]}")/../../../hack/lib/init.sh"
 # shellcheck source=hack/lib/tools.sh
 source "${ROOT}/hack/lib/tools.sh"
+# shellcheck source=lab/kind/images/rootfs.sh
+source "${ROOT}/lab/kind/images/rootfs.sh"
 
 [[ "$(id -u)" == 0 ]] || die "building the kind node image needs root (debootstrap, chroot)"
 for tool in debootstrap docker gcc; do
@@ -34,8 +36,8 @@ done
 TOOLS="${ROOT}/lab/tools"
 NODE_FILES="${ROOT}/lab/kind/images/node"
 KIND_OUT="${OUTPUT}/kind"
-MIRROR="${LAB_DEBIAN_MIRROR:-http://deb.debian.org/debian}"
-SUITE=bookworm
+MIRROR="${ROOTFS_MIRROR}"
+SUITE="${ROOTFS_SUITE}"
 NODE_PACKAGES=systemd,systemd-sysv,dbus,containerd,runc,iptables,nftables,conntrack,ethtool,socat,mount,util-linux,kmod,ca-certificates,procps,iproute2,libseccomp2,jq,bash
 BASE_PACKAGES=iptables,nftables,conntrack,ca-certificates
 
@@ -78,28 +80,6 @@ if docker image inspect "${node_image}" >/dev/null 2>&1 && [[ "${FORCE:-0}" != 1
   printf 'NODE_IMAGE=%s\nETCD_IMAGE_TAG=%s\nKUBERNETES_VERSION=%s\n' "${node_image}" "${etcd_image##*:}" "${k8s_version}"
   exit 0
 fi
-
-# rootfs NAME PACKAGES: a debootstrap root file system, cached as a tarball.
-rootfs() {
-  local name="$1" packages="$2" pkey tarball dir
-  pkey="$(echo "${SUITE} ${MIRROR} ${packages}" | sha256sum | cut -c1-12)"
-  tarball="${KIND_OUT}/rootfs/${name}-${SUITE}-${pkey}.tar"
-  if [[ ! -s "${tarball}" ]]; then
-    dir="$(mktemp -d "${KIND_OUT}/rootfs/.${name}.XXXXXX")"
-    local log="${OUTPUT}/logs/debootstrap-${name}.log" start=${SECONDS}
-    if ! debootstrap --variant=minbase --include="${packages}" "${SUITE}" "${dir}" "${MIRROR}" >"${log}" 2>&1; then
-      tail -n 20 "${log}" >&2
-      rm -rf "${dir}"
-      die "debootstrap ${SUITE} (${name}) failed; log: ${log#"${ROOT}"/}"
-    fi
-    rm -rf "${dir}"/var/cache/apt/archives/*.deb "${dir}"/var/lib/apt/lists/*
-    tar -C "${dir}" --numeric-owner -cf "${tarball}.tmp" .
-    rm -rf "${dir}"
-    mv "${tarball}.tmp" "${tarball}"
-    log::ok "Debian ${SUITE} root file system ${name} ($((SECONDS - start))s)" >&2
-  fi
-  echo "${tarball}"
-}
 
 mkdir -p "${KIND_OUT}/rootfs" "${OUTPUT}/logs"
 work="$(mktemp -d "${KIND_OUT}/.node-build.XXXXXX")"
