@@ -144,6 +144,9 @@ func (l *Lab) startMemberFlink(ctx context.Context, member string) error {
 		if err := l.startKyverno(ctx, member); err != nil {
 			return err
 		}
+		if err := l.waitKyvernoAdmission(ctx, member); err != nil {
+			return err
+		}
 	}
 	return l.startRunner(ctx, member, -1)
 }

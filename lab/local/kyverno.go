@@ -2,6 +2,7 @@ package local
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -14,8 +15,13 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
 
+	"github.com/karmada-failover/lab/apis/flink"
+	workv1alpha2 "github.com/karmada-failover/lab/apis/work/v1alpha2"
 	"github.com/karmada-failover/lab/lab/config"
 	"github.com/karmada-failover/lab/lab/internal/manifest"
 	"github.com/karmada-failover/lab/lab/internal/pki"
@@ -283,7 +289,49 @@ func (l *Lab) setUpKyverno(ctx context.Context, member string) error {
 	if err := l.startKyverno(ctx, member); err != nil {
 		return err
 	}
-	return l.applyKyvernoPolicy(ctx, member)
+	if err := l.applyKyvernoPolicy(ctx, member); err != nil {
+		return err
+	}
+	return l.waitKyvernoAdmission(ctx, member)
+}
+
+// waitKyvernoAdmission waits until member's Kyverno admits FlinkDeployments
+// by the restore policy: a server-side dry run of a create carrying a fresh
+// failover marker that no Karmada identity set must be refused by the policy
+// (its name in the message). Kyverno's liveness answers before its policy
+// cache and webhook rules are back after a restart; until this passes, a
+// FlinkDeployment could be admitted without the policy.
+func (l *Lab) waitKyvernoAdmission(ctx context.Context, member string) error {
+	rc, err := clientcmd.BuildConfigFromFlags("", l.memberKubeconfig(member))
+	if err != nil {
+		return err
+	}
+	rc.Timeout = 15 * time.Second
+	dyn, err := dynamic.NewForConfig(rc)
+	if err != nil {
+		return err
+	}
+	probe := &unstructured.Unstructured{Object: map[string]interface{}{
+		"apiVersion": flink.GroupVersion.String(), "kind": flink.Kind,
+		"metadata": map[string]interface{}{"namespace": metav1.NamespaceDefault, "name": "lab-kyverno-admission-probe",
+			"labels": map[string]interface{}{workv1alpha2.FailoverReasonLabel: "ClusterFailure"}},
+		"spec": map[string]interface{}{"flinkVersion": "v1_20", "job": map[string]interface{}{
+			"jarURI": "local:///opt/flink/usrlib/failover-lab-flink-job.jar", "upgradeMode": "last-state", "state": "running"}},
+	}}
+	last := ""
+	err = poll.Until(ctx, 2*time.Minute, time.Second, "Kyverno's restore policy to act on admission in "+member, func(ctx context.Context) (bool, error) {
+		_, err := dyn.Resource(flink.GVR).Namespace(metav1.NamespaceDefault).Create(ctx, probe, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+		if err == nil {
+			last = "a forged marker was admitted"
+			return false, errors.New(last)
+		}
+		last = err.Error()
+		return strings.Contains(last, KyvernoPolicy), err
+	})
+	if err != nil {
+		return fmt.Errorf("%w (last answer: %s)", err, last)
+	}
+	return nil
 }
 
 // restoreWebhookConfiguration is the MutatingWebhookConfiguration of
