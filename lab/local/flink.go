@@ -194,6 +194,9 @@ func (l *Lab) installFlink(ctx context.Context, members []string) error {
 			if err := l.setUpKyverno(ctx, m); err != nil {
 				return err
 			}
+			if err := l.waitKyvernoAdmission(ctx, m); err != nil {
+				return err
+			}
 		} else if err := l.kubectlMember(ctx, m, "apply", "--server-side", "-f", webhookConfig); err != nil {
 			return err
 		}

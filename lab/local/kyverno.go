@@ -289,16 +289,14 @@ func (l *Lab) setUpKyverno(ctx context.Context, member string) error {
 	if err := l.startKyverno(ctx, member); err != nil {
 		return err
 	}
-	if err := l.applyKyvernoPolicy(ctx, member); err != nil {
-		return err
-	}
-	return l.waitKyvernoAdmission(ctx, member)
+	return l.applyKyvernoPolicy(ctx, member)
 }
 
 // waitKyvernoAdmission waits until member's Kyverno admits FlinkDeployments
 // by the restore policy: a server-side dry run of a create carrying a fresh
 // failover marker that no Karmada identity set must be refused by the policy
-// (its name in the message). Kyverno's liveness answers before its policy
+// (its name in the message). The restore webhook must not be registered then
+// (its own refusal would come first). Kyverno's liveness answers before its policy
 // cache and webhook rules are back after a restart; until this passes, a
 // FlinkDeployment could be admitted without the policy.
 func (l *Lab) waitKyvernoAdmission(ctx context.Context, member string) error {
@@ -322,11 +320,12 @@ func (l *Lab) waitKyvernoAdmission(ctx context.Context, member string) error {
 	err = poll.Until(ctx, 2*time.Minute, time.Second, "Kyverno's restore policy to act on admission in "+member, func(ctx context.Context) (bool, error) {
 		_, err := dyn.Resource(flink.GVR).Namespace(metav1.NamespaceDefault).Create(ctx, probe, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
 		if err == nil {
-			last = "a forged marker was admitted"
-			return false, errors.New(last)
+			err = errors.New("a forged marker was admitted")
 		}
-		last = err.Error()
-		return strings.Contains(last, KyvernoPolicy), err
+		if ctx.Err() == nil {
+			last = err.Error()
+		}
+		return strings.Contains(err.Error(), KyvernoPolicy), err
 	})
 	if err != nil {
 		return fmt.Errorf("%w (last answer: %s)", err, last)
@@ -414,6 +413,11 @@ func (l *Lab) SetRestore(ctx context.Context, mode string) error {
 			}
 			if err := l.kubectlMember(ctx, m, "delete", "mutatingwebhookconfiguration", restoreWebhookConfiguration, "--ignore-not-found"); err != nil {
 				return err
+			}
+			// Only now is Kyverno's the only restore on admission: the webhook's
+			// own refusal no longer comes first.
+			if err := l.waitKyvernoAdmission(ctx, m); err != nil {
+				return fmt.Errorf("%s: %w", m, err)
 			}
 			continue
 		}
