@@ -171,9 +171,8 @@ func (e *PodExecutor) Start(ctx context.Context, d *Deployment, l *Launch, _ int
 	if err := e.ensureSecret(ctx, d.Namespace); err != nil {
 		return nil, err
 	}
-	svc := RESTService(d)
-	if _, err := e.Kube.CoreV1().Services(d.Namespace).Create(ctx, svc, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-		return nil, fmt.Errorf("service %s/%s: %w", d.Namespace, svc.Name, err)
+	if err := e.ensureService(ctx, d); err != nil {
+		return nil, err
 	}
 	name := JobPodName(d.Name)
 	if err := e.deleteAndWait(ctx, d.Namespace, name, "", 0); err != nil {
@@ -188,6 +187,40 @@ func (e *PodExecutor) Start(ctx context.Context, d *Deployment, l *Launch, _ int
 	p.cancel = cancel
 	go p.watch(watchCtx)
 	return p, nil
+}
+
+// ensureService creates d's REST Service; one left by an earlier object of
+// the same name (owned by it, so the garbage collector would take it away) is
+// replaced.
+func (e *PodExecutor) ensureService(ctx context.Context, d *Deployment) error {
+	svc := RESTService(d)
+	services := e.Kube.CoreV1().Services(d.Namespace)
+	for attempt := 0; attempt < 3; attempt++ {
+		_, err := services.Create(ctx, svc, metav1.CreateOptions{})
+		if !apierrors.IsAlreadyExists(err) {
+			if err != nil {
+				return fmt.Errorf("service %s/%s: %w", d.Namespace, svc.Name, err)
+			}
+			return nil
+		}
+		have, err := services.Get(ctx, svc.Name, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("service %s/%s: %w", d.Namespace, svc.Name, err)
+		}
+		for _, o := range have.OwnerReferences {
+			if o.UID == types.UID(d.UID) {
+				return nil
+			}
+		}
+		uid := have.UID
+		if err := services.Delete(ctx, svc.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}}); err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
+			return fmt.Errorf("replacing service %s/%s of an earlier object: %w", d.Namespace, svc.Name, err)
+		}
+	}
+	return fmt.Errorf("service %s/%s: still owned by an earlier object", d.Namespace, svc.Name)
 }
 
 func (e *PodExecutor) ensureSecret(ctx context.Context, ns string) error {

@@ -132,6 +132,29 @@ func TestPodExecutorPodGone(t *testing.T) {
 	}
 }
 
+// A re-created FlinkDeployment (same name, new UID) gets its own REST Service:
+// the earlier object's, which the garbage collector would remove with it, is replaced.
+func TestPodExecutorReplacesAnEarlierObjectsService(t *testing.T) {
+	kube := fake.NewClientset()
+	ex := &PodExecutor{Kube: kube, Image: "img", Poll: 10 * time.Millisecond}
+	old := podDeployment()
+	if _, err := ex.Start(context.Background(), old, &Launch{Argv: []string{"java"}}, RESTPortInPod); err != nil {
+		t.Fatal(err)
+	}
+	recreated := podDeployment()
+	recreated.UID = "uid-2"
+	if _, err := ex.Start(context.Background(), recreated, &Launch{Argv: []string{"java"}}, RESTPortInPod); err != nil {
+		t.Fatal(err)
+	}
+	svc, err := kube.CoreV1().Services("team-a").Get(context.Background(), "seq-rest", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(svc.OwnerReferences) != 1 || svc.OwnerReferences[0].UID != "uid-2" {
+		t.Errorf("the service's owner is %v, want the re-created object", svc.OwnerReferences)
+	}
+}
+
 func TestPodExecutorBind(t *testing.T) {
 	bind, adv := (&PodExecutor{}).Bind(podDeployment())
 	if bind != "0.0.0.0" || adv != "seq-rest.team-a.svc" {
