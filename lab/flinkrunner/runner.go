@@ -503,8 +503,12 @@ func (r *Runner) monitor(ctx context.Context, rn *run) {
 		case <-ctx.Done():
 			return
 		case <-rn.proc.Done():
-			msg := fmt.Sprintf("Flink process exited (%s); last lines of %s:\n%s",
-				rn.proc.ExitText(), rn.proc.Where(), rn.proc.LogTail(15))
+			what := "Flink process"
+			if pid := rn.proc.PID(); pid > 0 {
+				what = fmt.Sprintf("Flink process %d", pid)
+			}
+			msg := fmt.Sprintf("%s exited (%s); last lines of %s:\n%s",
+				what, rn.proc.ExitText(), rn.proc.Where(), rn.proc.LogTail(15))
 			klog.InfoS("Flink process exited", "key", rn.key, "where", rn.proc.Where(), "err", rn.proc.ExitText())
 			observe(Observation{Exited: true, ExitMsg: msg})
 			return
