@@ -219,14 +219,7 @@ func (l *Lab) installOperators(ctx context.Context) error {
 		"apply", "--server-side", "-f", crdFile); err != nil {
 		return err
 	}
-	// kubectl wait gives up at once when it reads the CRD before its first conditions
-	// are written; ask again until the CRD is Established or a minute has passed.
-	err = poll.Until(ctx, time.Minute, time.Second, "the FlinkDeployment CRD Established in Karmada", func(ctx context.Context) (bool, error) {
-		_, werr := l.run(ctx, "karmada-flink-crd-wait", l.Cfg.Bins.Kubectl, "--kubeconfig", l.Cfg.KarmadaKubeconfig(),
-			"wait", "--for=condition=Established", "--timeout=10s", "crd/"+flink.CRDName)
-		return werr == nil, nil
-	})
-	return err
+	return l.waitCRD(ctx, l.Cfg.KarmadaKubeconfig(), "Karmada")
 }
 
 // portableObject drops an object's status and server-set metadata (uid,
