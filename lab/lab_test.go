@@ -153,3 +153,14 @@ func TestUnsupported(t *testing.T) {
 		t.Errorf("%v", err)
 	}
 }
+
+func TestCheckFreeSpace(t *testing.T) {
+	dir := t.TempDir()
+	if err := CheckFreeSpace(filepath.Join(dir, "not", "yet", "made"), 1); err != nil {
+		t.Fatalf("a directory not made yet is checked on its nearest parent: %v", err)
+	}
+	err := CheckFreeSpace(dir, 1<<62)
+	if err == nil || !strings.Contains(err.Error(), "GiB free on the file system of "+dir) {
+		t.Fatalf("want a refusal naming the free space and the directory, got %v", err)
+	}
+}

@@ -78,11 +78,33 @@ func (e *LocalExecutor) Bind(*Deployment) (string, string) { return "127.0.0.1",
 
 func (e *LocalExecutor) Start(_ context.Context, d *Deployment, l *Launch, port int) (Process, error) {
 	logPath, _ := filepath.Abs(filepath.Join(e.LogDir, d.Namespace+"_"+d.Name+".log"))
-	p, err := proc.StartAttached(l.Argv, e.Env, logPath)
+	tmp, err := e.tmpDir(d)
+	if err != nil {
+		return nil, err
+	}
+	argv := append([]string{l.Argv[0], "-Djava.io.tmpdir=" + tmp}, l.Argv[1:]...)
+	p, err := proc.StartAttached(argv, e.Env, logPath)
 	if err != nil {
 		return nil, fmt.Errorf("starting flink process: %w", err)
 	}
 	return &localProcess{p: p, base: "http://127.0.0.1:" + strconv.Itoa(port)}, nil
+}
+
+// tmpDir is the JVM's java.io.tmpdir, <LogDir>/tmp/<namespace>_<name>, emptied
+// before every start. Flink unpacks its RPC system's jar (about 20 MB) there and
+// removes it only on a clean exit: in /tmp, every job the lab kills would leave one.
+func (e *LocalExecutor) tmpDir(d *Deployment) (string, error) {
+	dir, err := filepath.Abs(filepath.Join(e.LogDir, "tmp", d.Namespace+"_"+d.Name))
+	if err != nil {
+		return "", err
+	}
+	if err := os.RemoveAll(dir); err != nil {
+		return "", fmt.Errorf("emptying the flink process's temporary directory: %w", err)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", fmt.Errorf("creating the flink process's temporary directory: %w", err)
+	}
+	return dir, nil
 }
 
 type localProcess struct {

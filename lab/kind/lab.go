@@ -101,7 +101,7 @@ func (l *Lab) Up(ctx context.Context, o lab.UpOptions) error {
 			return err
 		}},
 		{Name: "images (LAB_IMAGES=" + l.Cfg.Images + ")", Run: l.resolveImages},
-		{Name: "preflight: make, Java, Maven, inotify limits", Run: l.preflight},
+		{Name: "preflight: free space, make, Java, Maven, inotify limits", Run: l.preflight},
 		{Name: "kind node image", Run: l.nodeImage},
 		{Name: "kind clusters (" + HostCluster + ", " + strings.Join(members, ", ") + ")", Run: l.createClusters},
 		{Name: "Karmada and lab images from the " + string(l.Cfg.Karmada) + " tree (built: build-lab-images.sh; pulled: upstream's make image-*)", Run: l.buildKarmadaImages},
@@ -174,6 +174,10 @@ func (l *Lab) CollectLogs(ctx context.Context, dst string) error {
 }
 
 func (l *Lab) preflight(ctx context.Context) error {
+	// Node containers, their images and the lab's own dockerd's data root all live under _output.
+	if err := lab.CheckFreeSpace(l.Cfg.Dir, 6*lab.GiB); err != nil {
+		return err
+	}
 	return Preflight(ctx, l.Cfg.Root, append(l.dockerEngine().Env(), "LAB_IMAGES="+l.images)...)
 }
 

@@ -104,6 +104,9 @@ func (l *Lab) Up(ctx context.Context, o lab.UpOptions) error {
 			return err
 		}
 	}
+	if err := lab.CheckFreeSpace(l.Cfg.Dir, 2*lab.GiB); err != nil {
+		return err
+	}
 	var busy []string
 	for port, user := range l.Cfg.Ports.All(l.Cfg.Members) {
 		if !proc.PortFree(config.Host, port) {

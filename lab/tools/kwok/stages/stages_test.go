@@ -39,9 +39,19 @@ func repoRoot(t *testing.T) string {
 
 var (
 	buildOnce sync.Once
+	buildDir  string
 	labBin    string
 	buildErr  error
 )
+
+// TestMain removes the lab command built for the tests (about 100 MB) once they ran.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if buildDir != "" {
+		_ = os.RemoveAll(buildDir)
+	}
+	os.Exit(code)
+}
 
 // lab builds the lab command of this checkout once.
 func lab(t *testing.T) string {
@@ -52,6 +62,7 @@ func lab(t *testing.T) string {
 			buildErr = err
 			return
 		}
+		buildDir = dir
 		labBin = filepath.Join(dir, "lab")
 		cmd := exec.Command("go", "build", "-o", labBin, "./lab/cmd/lab")
 		cmd.Dir = repoRoot(t)
