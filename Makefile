@@ -18,8 +18,9 @@ GO_TEST_FLAGS ?= -count=1
 KIND_LAB := $(filter kind,$(LAB_PROVIDER))
 # LAB_KARMADA=upstream runs the unpatched build (its karmadactl joins the members).
 KARMADA_BUILD := $(if $(filter upstream,$(LAB_KARMADA)),build-upstream,build)
-# LAB_RESTORE=kyverno: the hermetic lab's members restore with Kyverno, built from its module.
-KYVERNO_BUILD := $(if $(and $(filter kyverno,$(LAB_RESTORE)),$(if $(KIND_LAB),,x)),kyverno,)
+# LAB_RESTORE=kyverno: the members restore with Kyverno, built from its module (the kind
+# lab with pulled images installs its chart and images from Kyverno's registries instead).
+KYVERNO_BUILD := $(if $(filter kyverno,$(LAB_RESTORE)),kyverno,)
 
 .PHONY: lab-up
 lab-up: $(if $(KIND_LAB),kind-preflight kind-tools,) $(KARMADA_BUILD) $(if $(KIND_LAB),,lab-binaries) $(KYVERNO_BUILD) lab-cli flink-job ## Main job: build everything from source, then start the hermetic lab (Karmada + LAB_MEMBERS kwok members on 127.0.0.1). Idempotent. LAB_PROVIDER=kind: the kind lab (needs Docker). LAB_RESTORE=kyverno: Kyverno restores (built first).
@@ -65,7 +66,7 @@ lab-status: lab-cli ## Table of the lab's components: PID, address, healthy.
 	@$(LAB) status
 
 .PHONY: lab-restore
-lab-restore: $(if $(filter kyverno,$(MODE)),kyverno,) lab-cli ## Show, or switch with MODE=webhook|kyverno, how the hermetic lab's members restore a failed-over FlinkDeployment (the restore webhook, or Kyverno calling its /locate).
+lab-restore: $(if $(filter kyverno,$(MODE)),kyverno,) lab-cli ## Show, or switch with MODE=webhook|kyverno, how the lab's members restore (hermetic or kind) a failed-over FlinkDeployment (the restore webhook, or Kyverno calling its /locate).
 	@$(LAB) restore $(MODE)
 
 .PHONY: lab-env
@@ -115,7 +116,7 @@ lab-fail-pods: lab-cli ## Fault: make pods SELECTOR in NAMESPACE of CLUSTER unre
 ##@ kind lab (LAB_PROVIDER=kind: machines with Docker; see docs/KIND.md)
 
 .PHONY: kyverno
-kyverno: ## Build Kyverno's admission controller from its Go module (lab/tools/kyverno) into _output/bin/kyverno-<version>/ (cold: about 9 CPU-minutes; cached by version).
+kyverno: ## Build Kyverno's admission controller and init container from its Go module (lab/tools/kyverno) into _output/bin/kyverno-<version>/, with its CRDs and chart (cold: about 9 CPU-minutes; cached by version).
 	@hack/build-kyverno.sh
 
 .PHONY: kind-preflight
@@ -161,7 +162,7 @@ E2E_FLAGS = -v -tags e2e ./e2e/ -count=1 -timeout 90m -args -ginkgo.v -ginkgo.ju
 	$(if $(or $(E2E_RANDOMIZE),$(E2E_SEED)),-ginkgo.randomize-all) $(if $(E2E_SEED),-ginkgo.seed=$(E2E_SEED))
 
 .PHONY: e2e
-e2e: $(KARMADA_BUILD) $(if $(KIND_LAB),kind-preflight kind-tools flink-job,lab-binaries kyverno) lab-cli ## All e2e scenarios (narrow with E2E_LABELS='fault && !slow' or E2E_FOCUS=regexp; E2E_RANDOMIZE=1 or E2E_SEED=N: every spec in a random order, the seed printed); JUnit and artifacts in _output/e2e/<time>/.
+e2e: $(KARMADA_BUILD) $(if $(KIND_LAB),kind-preflight kind-tools flink-job kyverno,lab-binaries kyverno) lab-cli ## All e2e scenarios (narrow with E2E_LABELS='fault && !slow' or E2E_FOCUS=regexp; E2E_RANDOMIZE=1 or E2E_SEED=N: every spec in a random order, the seed printed); JUnit and artifacts in _output/e2e/<time>/.
 	@mkdir -p $(E2E_ARTIFACTS)
 	go test $(E2E_FLAGS) $(if $(E2E_LABELS),-ginkgo.label-filter="$(E2E_LABELS)")
 	@echo "e2e artifacts: $(E2E_ARTIFACTS)"

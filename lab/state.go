@@ -34,6 +34,8 @@ type State struct {
 	FlinkRunner bool `json:"flinkRunner,omitempty"`
 	// FlinkOutputDir holds the committed output of the lab's Flink jobs ("": none on this host).
 	FlinkOutputDir string `json:"flinkOutputDir,omitempty"`
+	// Images is where the kind lab's images came from: build or pull (LAB_IMAGES resolved).
+	Images string `json:"images,omitempty"`
 	// DockerHost is the Docker engine the kind lab runs on ("": docker's
 	// default); OwnDocker tells that it is the lab's own dockerd (lab/kind/engine).
 	DockerHost string `json:"dockerHost,omitempty"`

@@ -287,9 +287,6 @@ func (l *Lab) restoreWebhookTLS(ctx context.Context, member string) error {
 }
 
 func (l *Lab) installRestore(ctx context.Context) error {
-	if l.images == ImagesBuild && l.Restore == RestoreKyverno {
-		return errors.New("LAB_RESTORE=kyverno: Kyverno's images come only from its registry (LAB_IMAGES=pull); with images built here the members restore by the webhook")
-	}
 	creds, err := l.s3Credentials()
 	if err != nil {
 		return err
@@ -312,29 +309,8 @@ func (l *Lab) installRestore(ctx context.Context) error {
 		if _, err := l.kubectlOn(ctx, m, "-n", "flink-restore", "rollout", "status", "deployment/flink-restore-webhook", "--timeout=5m"); err != nil {
 			return err
 		}
-		caB64, err := l.kubectlOn(ctx, m, "-n", "flink-restore", "get", "secret", "flink-restore-webhook-tls", "-o", "jsonpath={.data.ca\\.crt}")
-		if err != nil {
-			return err
-		}
-		caPEM, err := base64.StdEncoding.DecodeString(strings.TrimSpace(caB64))
-		if err != nil || len(caPEM) == 0 {
-			return fmt.Errorf("%s: secret flink-restore/flink-restore-webhook-tls has no ca.crt", m)
-		}
-		var src, old, repl string
-		switch l.Restore {
-		case RestoreKyverno:
-			if err := l.helmInstall(ctx, m, Kyverno); err != nil {
-				return err
-			}
-			src, old, repl = "kyverno-clusterpolicy.yaml", "{{caBundle-PEM}}", manifest.IndentPEM(string(caPEM), "                ")
-		default:
-			src, old, repl = "mutatingwebhookconfiguration-kind.yaml", "{{caBundle}}", strings.TrimSpace(caB64)
-		}
-		out := filepath.Join(l.Cfg.ManifestDir(), strings.TrimSuffix(src, ".yaml")+"-"+m+".yaml")
-		if err := manifest.RenderFile(filepath.Join(l.Cfg.Root, "restore", "deploy", src), out, 0o644, old, repl); err != nil {
-			return err
-		}
-		if _, err := l.kubectlOn(ctx, m, "apply", "--server-side", "-f", out); err != nil {
+		// The webhook restores until Kyverno takes over (LAB_RESTORE=kyverno: upKyverno).
+		if err := l.registerRestoreWebhook(ctx, m); err != nil {
 			return err
 		}
 	}

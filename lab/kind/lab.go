@@ -42,9 +42,10 @@ const (
 // Lab is a kind lab.
 type Lab struct {
 	Cfg *config.Config
-	// Restore is how members restore a failed-over FlinkDeployment: the
-	// restore webhook (default) or Kyverno calling the webhook's /locate.
-	Restore string
+	// restore is how members restore a failed-over FlinkDeployment: the
+	// restore webhook (default) or Kyverno calling the webhook's /locate
+	// (LAB_RESTORE for a lab about to come up; Restore reads a running lab's).
+	restore string
 	// ImageTag tags the images the lab builds (Karmada, Flink job, webhook).
 	ImageTag string
 	out      io.Writer
@@ -58,12 +59,12 @@ type Lab struct {
 
 // New returns the kind lab of cfg; LAB_RESTORE picks the restore mode.
 func New(cfg *config.Config) (*Lab, error) {
-	l := &Lab{Cfg: cfg, Restore: RestoreWebhook, ImageTag: "lab-" + string(cfg.Karmada), out: io.Discard}
+	l := &Lab{Cfg: cfg, restore: RestoreWebhook, ImageTag: "lab-" + string(cfg.Karmada), out: io.Discard}
 	if cfg.Restore != "" {
-		l.Restore = cfg.Restore
+		l.restore = cfg.Restore
 	}
-	if l.Restore != RestoreWebhook && l.Restore != RestoreKyverno {
-		return nil, fmt.Errorf("LAB_RESTORE=%q: want %q (default) or %q", l.Restore, RestoreWebhook, RestoreKyverno)
+	if l.restore != RestoreWebhook && l.restore != RestoreKyverno {
+		return nil, fmt.Errorf("LAB_RESTORE=%q: want %q (default) or %q", l.restore, RestoreWebhook, RestoreKyverno)
 	}
 	return l, nil
 }
@@ -90,7 +91,7 @@ func (l *Lab) Up(ctx context.Context, o lab.UpOptions) error {
 	}
 	members := l.members()
 	st := lab.NewState(l.Cfg)
-	st.Restore = l.Restore
+	st.Restore = l.restore
 	st.Logs = []string{l.Cfg.LogDir()}
 	list := []steps.Step{
 		{Name: "Docker engine (LAB_DOCKER=" + l.Cfg.Docker + ")", Run: func(ctx context.Context) error {
@@ -113,11 +114,12 @@ func (l *Lab) Up(ctx context.Context, o lab.UpOptions) error {
 		{Name: "ClusterTaintPolicy", Run: l.applyClusterTaintPolicy},
 		{Name: "checkpoint store (MinIO pulled, or SeaweedFS built) and bucket", Run: l.installCheckpointStore},
 		{Name: "cert-manager and flink-kubernetes-operator on the members", Run: l.installOperators},
-		{Name: "restore (" + l.Restore + ") on the members", Run: l.installRestore},
+		{Name: "restore webhook on the members", Run: l.installRestore},
 		{Name: "Flink on the members (built: the FlinkDeployment CRD and the lab's runner, jobs in pods)", Run: l.installFlink},
+		{Name: "Kyverno on the members (LAB_RESTORE=kyverno: built from its module, or its chart's images pulled)", Run: l.upKyverno},
 	}
 	timings, err := steps.Run(ctx, out, list)
-	st.Steps = timings
+	st.Steps, st.Images = timings, l.images
 	if l.flinkRuns() {
 		st.FlinkRunner, st.FlinkOutputDir = true, l.Cfg.FlinkOutputDir()
 	}
@@ -158,6 +160,7 @@ func (l *Lab) State() (*lab.State, error) { return lab.ReadState(l.Cfg) }
 var (
 	_ lab.Provider        = (*Lab)(nil)
 	_ lab.CheckpointStore = (*Lab)(nil)
+	_ lab.RestoreModes    = (*Lab)(nil)
 )
 
 // CollectLogs exports every kind cluster's logs (`kind export logs`: the node's journal,

@@ -146,3 +146,53 @@ func TestCRDValidationCatchesMistakes(t *testing.T) {
 		}
 	}
 }
+
+// TestKyvernoValuesAreTheChartsOwn checks every value manifests/kyverno-values.yaml sets
+// against the values.yaml of Kyverno's chart in the pinned module, the chart the kind lab
+// installs where it builds its images: Helm ignores a misspelt key, and the controller it
+// meant to turn off would run, from an image nobody built.
+func TestKyvernoValuesAreTheChartsOwn(t *testing.T) {
+	ky := moduleDir(t, Kyverno.CRDModule, Kyverno.CRDModuleSum)
+	chart, err := os.ReadFile(filepath.Join(ky, "charts", "kyverno", "Chart.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(chart), "\nversion: "+Kyverno.Version+"\n") {
+		t.Fatalf("the module %s does not hold Kyverno's chart %s", Kyverno.CRDModule, Kyverno.Version)
+	}
+	var defaults, ours map[string]any
+	b, err := os.ReadFile(filepath.Join(ky, "charts", "kyverno", "values.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := yaml.Unmarshal(b, &defaults); err != nil {
+		t.Fatal(err)
+	}
+	b, err = Manifests.ReadFile("manifests/kyverno-values.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := yaml.UnmarshalStrict(b, &ours); err != nil {
+		t.Fatal(err)
+	}
+	var walk func(path string, ours, defaults map[string]any)
+	walk = func(path string, ours, defaults map[string]any) {
+		for k, v := range ours {
+			d, ok := defaults[k]
+			if !ok {
+				t.Errorf("kyverno-values.yaml sets %s%s, which Kyverno's chart %s does not have", path, k, Kyverno.Version)
+				continue
+			}
+			if m, ok := v.(map[string]any); ok {
+				dm, _ := d.(map[string]any)
+				walk(path+k+".", m, dm)
+			}
+		}
+	}
+	walk("", ours, defaults)
+	for _, off := range []string{"backgroundController", "cleanupController", "reportsController", "webhooksCleanup"} {
+		if m, _ := ours[off].(map[string]any); m == nil || m["enabled"] != false {
+			t.Errorf("kyverno-values.yaml leaves %s on, whose image the lab does not build", off)
+		}
+	}
+}

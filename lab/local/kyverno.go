@@ -2,7 +2,6 @@ package local
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -15,13 +14,10 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 
-	"github.com/karmada-failover/lab/apis/flink"
-	workv1alpha2 "github.com/karmada-failover/lab/apis/work/v1alpha2"
+	"github.com/karmada-failover/lab/lab"
 	"github.com/karmada-failover/lab/lab/config"
 	"github.com/karmada-failover/lab/lab/internal/manifest"
 	"github.com/karmada-failover/lab/lab/internal/pki"
@@ -56,8 +52,6 @@ const (
 	kyvernoPodPort = 9443
 	// kubernetesServicePort is where the pod reaches its member's API server.
 	kubernetesServicePort = 443
-	// KyvernoPolicy is the ClusterPolicy of restore/deploy/kyverno-clusterpolicy.yaml.
-	KyvernoPolicy = "flink-restore-from-latest-checkpoint"
 	// kyvernoPolicyURL is the restore service as the policy names it in a cluster;
 	// from inside the lab's pod it is https://<options.DefaultListen>/locate.
 	kyvernoPolicyURL = "https://flink-restore-webhook.flink-restore.svc:443/locate"
@@ -278,7 +272,7 @@ func (l *Lab) applyKyvernoPolicy(ctx context.Context, member string) error {
 	}); err != nil {
 		return err
 	}
-	return l.kubectlMember(ctx, member, "wait", "--for=condition=Ready", "clusterpolicy/"+KyvernoPolicy, "--timeout=3m")
+	return l.kubectlMember(ctx, member, "wait", "--for=condition=Ready", "clusterpolicy/"+lab.KyvernoPolicy, "--timeout=3m")
 }
 
 // setUpKyverno installs, starts and configures member's Kyverno.
@@ -292,50 +286,14 @@ func (l *Lab) setUpKyverno(ctx context.Context, member string) error {
 	return l.applyKyvernoPolicy(ctx, member)
 }
 
-// waitKyvernoAdmission waits until member's Kyverno admits FlinkDeployments
-// by the restore policy: a server-side dry run of a create carrying a fresh
-// failover marker that no Karmada identity set must be refused by the policy
-// (its name in the message). The restore webhook must not be registered then
-// (its own refusal would come first). Kyverno's liveness answers before its policy
-// cache and webhook rules are back after a restart; until this passes, a
-// FlinkDeployment could be admitted without the policy.
+// waitKyvernoAdmission waits until member's Kyverno acts on admission (lab.WaitKyvernoAdmission).
 func (l *Lab) waitKyvernoAdmission(ctx context.Context, member string) error {
 	rc, err := clientcmd.BuildConfigFromFlags("", l.memberKubeconfig(member))
 	if err != nil {
 		return err
 	}
-	rc.Timeout = 15 * time.Second
-	dyn, err := dynamic.NewForConfig(rc)
-	if err != nil {
-		return err
-	}
-	probe := &unstructured.Unstructured{Object: map[string]interface{}{
-		"apiVersion": flink.GroupVersion.String(), "kind": flink.Kind,
-		"metadata": map[string]interface{}{"namespace": metav1.NamespaceDefault, "name": "lab-kyverno-admission-probe",
-			"labels": map[string]interface{}{workv1alpha2.FailoverReasonLabel: "ClusterFailure"}},
-		"spec": map[string]interface{}{"flinkVersion": "v1_20", "job": map[string]interface{}{
-			"jarURI": "local:///opt/flink/usrlib/failover-lab-flink-job.jar", "upgradeMode": "last-state", "state": "running"}},
-	}}
-	last := ""
-	err = poll.Until(ctx, 2*time.Minute, time.Second, "Kyverno's restore policy to act on admission in "+member, func(ctx context.Context) (bool, error) {
-		_, err := dyn.Resource(flink.GVR).Namespace(metav1.NamespaceDefault).Create(ctx, probe, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
-		if err == nil {
-			err = errors.New("a forged marker was admitted")
-		}
-		if ctx.Err() == nil {
-			last = err.Error()
-		}
-		return strings.Contains(err.Error(), KyvernoPolicy), err
-	})
-	if err != nil {
-		return fmt.Errorf("%w (last answer: %s)", err, last)
-	}
-	return nil
+	return lab.WaitKyvernoAdmission(ctx, rc, member)
 }
-
-// restoreWebhookConfiguration is the MutatingWebhookConfiguration of
-// restore/deploy/mutatingwebhookconfiguration-lab.yaml.
-const restoreWebhookConfiguration = "flink-restore.lab.karmada.io"
 
 // tearDownKyverno removes member's Kyverno: its policy first (while Kyverno
 // runs, so that it takes its webhook rules back), then the process, then the
@@ -347,7 +305,7 @@ func (l *Lab) tearDownKyverno(ctx context.Context, member string) error {
 		return err
 	}
 	if _, err := cs.Discovery().ServerResourcesForGroupVersion("kyverno.io/v1"); err == nil {
-		if err := l.kubectlMember(ctx, member, "delete", "clusterpolicy", KyvernoPolicy, "--ignore-not-found", "--wait=true", "--timeout=1m"); err != nil {
+		if err := l.kubectlMember(ctx, member, "delete", "clusterpolicy", lab.KyvernoPolicy, "--ignore-not-found", "--wait=true", "--timeout=1m"); err != nil {
 			return err
 		}
 	} else if !apierrors.IsNotFound(err) {
@@ -411,7 +369,7 @@ func (l *Lab) SetRestore(ctx context.Context, mode string) error {
 			if err := l.setUpKyverno(ctx, m); err != nil {
 				return fmt.Errorf("%s: %w (the restore webhook still restores there; run the switch again, either way)", m, err)
 			}
-			if err := l.kubectlMember(ctx, m, "delete", "mutatingwebhookconfiguration", restoreWebhookConfiguration, "--ignore-not-found"); err != nil {
+			if err := l.kubectlMember(ctx, m, "delete", "mutatingwebhookconfiguration", lab.RestoreWebhookConfiguration, "--ignore-not-found"); err != nil {
 				return err
 			}
 			// Only now is Kyverno's the only restore on admission: the webhook's

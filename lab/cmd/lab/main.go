@@ -341,7 +341,7 @@ func up(ctx context.Context, root string, p lab.Provider) error {
 	kl, isKind := p.(*kind.Lab)
 	if isKind {
 		// The first step is the preflight: it fails fast, naming what is missing.
-		fmt.Printf("Bringing up the kind lab: Karmada %s from its tree, %d members, restore by %s, in %s\n", cfg.Karmada, cfg.Members, kl.Restore, rel(root, cfg.Dir))
+		fmt.Printf("Bringing up the kind lab: Karmada %s from its tree, %d members, restore by %s, in %s\n", cfg.Karmada, cfg.Members, kl.Restore(), rel(root, cfg.Dir))
 	} else {
 		fmt.Printf("Bringing up the hermetic lab: Karmada %s (%s), %d members, in %s\n", cfg.Karmada, karmadaVersion(cfg), cfg.Members, rel(root, cfg.Dir))
 	}
