@@ -185,8 +185,20 @@ func killDuringFailover(ctx context.Context, e *specEnv, name, source, dest stri
 		g.Expect(labels).To(HaveKeyWithValue(framework.FailoverReasonLabel, "ClusterFailure"))
 		g.Expect(annotations).To(HaveKeyWithValue(framework.FailoverTimeAnnotation, items[0].StartTime.UTC().Format(time.RFC3339)))
 	}).Should(Succeed())
+	// The failover is over once its eviction task is retired. The next failure, of
+	// dest, would otherwise find source still "in the process of eviction", and the
+	// scheduler (upstream's rule) would place the workload nowhere until the task timed
+	// out: on kind, where the restarted controller's member informers take seconds to
+	// sync, the next taint came before the retirement and the spec waited in vain.
+	e.eventually(ctx, "wait-failover", func(g Gomega, ctx context.Context) {
+		rb, err := framework.GetBinding(ctx, k, e.ns, binding)
+		g.Expect(err).NotTo(HaveOccurred())
+		for _, t := range rb.Spec.GracefulEvictionTasks {
+			g.Expect(t.FromCluster).NotTo(Equal(source), "the eviction task from %s is retired", source)
+		}
+	}).Should(Succeed())
 	Expect(e.lab.TaintCluster(ctx, source, faultKey, "", true)).To(Succeed())
-	e.timeline.Mark(fmt.Sprintf("failover %d recorded once, %s marked; %s untainted", n, dest, source))
+	e.timeline.Mark(fmt.Sprintf("failover %d recorded once, %s marked, its eviction over; %s untainted", n, dest, source))
 }
 
 func mustParseTime(s string) time.Time {

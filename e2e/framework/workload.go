@@ -15,6 +15,7 @@ import (
 	policyv1alpha1 "github.com/karmada-io/karmada/pkg/apis/policy/v1alpha1"
 
 	workv1alpha2 "github.com/karmada-failover/lab/apis/work/v1alpha2"
+	"github.com/karmada-failover/lab/lab"
 )
 
 // Failover marker and state keys the patched binding controller puts on a
@@ -58,13 +59,9 @@ func DeleteNamespace(ctx context.Context, k *ClusterProxy, name string) error {
 	return err
 }
 
-// WorkloadImage is the image of the e2e suite's workloads: Kubernetes 1.35's
-// sandbox image, which every kubelet of the kind lab has (a node image the lab
-// builds preloads it) and kwok's fake nodes "run" without pulling.
-const WorkloadImage = "registry.k8s.io/pause:3.10.1"
-
 // NewDeployment is a small Deployment whose pods kwok's fake nodes (or the
-// kind lab's kubelets) run.
+// kind lab's kubelets) run: the lab's workload (lab.WorkloadImage), ready while
+// its readiness probe passes, which the kind lab's FailPods makes fail.
 func NewDeployment(namespace, name string, replicas int32) *appsv1.Deployment {
 	labels := map[string]string{"app": name}
 	return &appsv1.Deployment{
@@ -76,7 +73,11 @@ func NewDeployment(namespace, name string, replicas int32) *appsv1.Deployment {
 			Template: corev1.PodTemplateSpec{
 				ObjectMeta: metav1.ObjectMeta{Labels: labels},
 				Spec: corev1.PodSpec{Containers: []corev1.Container{{
-					Name: "app", Image: WorkloadImage,
+					Name: "app", Image: lab.WorkloadImage,
+					ReadinessProbe: &corev1.Probe{
+						ProbeHandler:  corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: lab.WorkloadProbe}},
+						PeriodSeconds: 2, FailureThreshold: 1, SuccessThreshold: 1, TimeoutSeconds: 2,
+					},
 					Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{
 						corev1.ResourceCPU: resource.MustParse("100m"), corev1.ResourceMemory: resource.MustParse("64Mi"),
 					}},

@@ -6,7 +6,8 @@
 #     upstream tree (LAB_KARMADA=upstream), the trees hack/build.sh prepares;
 #   - the Flink job image (lab/kind/images/flink-job.Dockerfile on the official
 #     Flink image, with the thin job jar make flink-job built);
-#   - the restore webhook image (restore/Dockerfile).
+#   - the restore webhook image (restore/Dockerfile);
+#   - the e2e suite's workload (lab/cmd/lab-workload), one static binary imported.
 # Usage: lab/kind/build-images.sh patched|upstream TAG
 # Prints the image references, one per line.
 # shellcheck source=hack/lib/init.sh
@@ -42,3 +43,12 @@ build=(docker buildx build --load --provenance=false --sbom=false --quiet)
 echo "failover-lab/flink-job:${tag}"
 "${build[@]}" -t "failover-lab/flink-restore-webhook:${tag}" -f "${ROOT}/restore/Dockerfile" "${ROOT}" >/dev/null
 echo "failover-lab/flink-restore-webhook:${tag}"
+
+# The e2e suite's workload (lab/cmd/lab-workload, lab.WorkloadImage): one static binary.
+work="$(mktemp -d)"
+trap 'rm -rf "${work}"' EXIT
+# shellcheck source=lab/kind/images/import.sh
+source "${ROOT}/lab/kind/images/import.sh"
+mkdir -p "${OUTPUT}/kind/bin"
+(cd "${ROOT}" && CGO_ENABLED=0 GOARCH="${arch}" go build -trimpath -ldflags "-s -w" -o "${OUTPUT}/kind/bin/lab-workload" ./lab/cmd/lab-workload)
+import_binary "failover-lab/workload:lab" "${OUTPUT}/kind/bin/lab-workload" /lab-workload --change 'ENTRYPOINT ["/lab-workload"]'

@@ -1,8 +1,10 @@
 package kind
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -11,7 +13,10 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/client-go/tools/remotecommand"
 	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
 
@@ -22,8 +27,6 @@ import (
 // Supports names the faults of the hermetic lab the kind lab has no counterpart for.
 func (l *Lab) Supports(fault lab.Fault) error {
 	switch fault {
-	case lab.FaultFailPods:
-		return lab.Unsupported(config.ProviderKind, fault, "making pods unready is done by the hermetic lab's kwok chaos stage; kind runs real containers")
 	case lab.FaultStarveFlink:
 		if !l.flinkRunsRecorded() {
 			return lab.Unsupported(config.ProviderKind, fault, "with images pulled the kind lab runs the flink-kubernetes-operator, whose task slots the lab does not take away")
@@ -39,9 +42,103 @@ func (l *Lab) flinkRunsRecorded() bool {
 	return err == nil && st.FlinkRunner
 }
 
-// FailPods is not available: the kind lab's pods are real containers.
-func (l *Lab) FailPods(context.Context, string, string, string, bool) (int, error) {
-	return 0, l.Supports(lab.FaultFailPods)
+// FailPods makes the pods matching selector in namespace of member unready while their
+// containers keep running, as an application whose readiness probe fails: it runs
+// lab.WorkloadUnready in each pod's container through the member API server's exec (heal:
+// lab.WorkloadReady), which fails (passes) the container's readiness probe
+// (lab.WorkloadProbe), and returns once the kubelet reports every pod not Ready (Ready).
+// Only the e2e suite's workload (lab.WorkloadImage) has that probe: pods without it are
+// refused, since nothing the lab does would make them unready.
+func (l *Lab) FailPods(ctx context.Context, member, namespace, selector string, heal bool) (int, error) {
+	if selector == "" {
+		return 0, fmt.Errorf("a label selector is required (e.g. app=web)")
+	}
+	rc, err := clientcmd.BuildConfigFromFlags("", l.kubeconfigOf(member))
+	if err != nil {
+		return 0, fmt.Errorf("member %s: %w", member, err)
+	}
+	cs, err := kubernetes.NewForConfig(rc)
+	if err != nil {
+		return 0, err
+	}
+	pods, err := cs.CoreV1().Pods(namespace).List(ctx, metav1.ListOptions{LabelSelector: selector})
+	if err != nil {
+		return 0, fmt.Errorf("listing pods %q in %s/%s: %w", selector, member, namespace, err)
+	}
+	if len(pods.Items) == 0 {
+		return 0, fmt.Errorf("no pods match %q in namespace %s of %s", selector, namespace, member)
+	}
+	command := lab.WorkloadUnready
+	if heal {
+		command = lab.WorkloadReady
+	}
+	for _, p := range pods.Items {
+		c, ok := workloadContainer(&p)
+		if !ok {
+			return 0, fmt.Errorf("pod %s/%s in %s has no container with the readiness probe %q (image %s): the lab cannot make it unready",
+				namespace, p.Name, member, strings.Join(lab.WorkloadProbe, " "), lab.WorkloadImage)
+		}
+		if out, err := podExec(ctx, rc, cs, namespace, p.Name, c, command); err != nil {
+			return 0, fmt.Errorf("%s in pod %s/%s of %s: %w: %s", strings.Join(command, " "), namespace, p.Name, member, err, out)
+		}
+	}
+	names := map[string]bool{}
+	for _, p := range pods.Items {
+		names[p.Name] = true
+	}
+	// Within two probe periods of the workload's probe, and the kubelet's status update.
+	err = wait.PollUntilContextTimeout(ctx, time.Second, 90*time.Second, true, func(ctx context.Context) (bool, error) {
+		list, err := cs.CoreV1().Pods(namespace).List(ctx, metav1.ListOptions{LabelSelector: selector})
+		if err != nil {
+			return false, nil
+		}
+		for _, p := range list.Items {
+			if names[p.Name] && p.DeletionTimestamp == nil && podReady(&p) == heal {
+				continue
+			}
+			if names[p.Name] && p.DeletionTimestamp == nil {
+				return false, nil
+			}
+		}
+		return true, nil
+	})
+	if err != nil {
+		return 0, fmt.Errorf("pods %q in %s/%s did not become %s: %w", selector, member, namespace, map[bool]string{true: "Ready", false: "not Ready"}[heal], err)
+	}
+	return len(pods.Items), nil
+}
+
+// workloadContainer is the container of p whose readiness probe is lab.WorkloadProbe.
+func workloadContainer(p *corev1.Pod) (string, bool) {
+	for _, c := range p.Spec.Containers {
+		if c.ReadinessProbe != nil && c.ReadinessProbe.Exec != nil && slices.Equal(c.ReadinessProbe.Exec.Command, lab.WorkloadProbe) {
+			return c.Name, true
+		}
+	}
+	return "", false
+}
+
+func podReady(p *corev1.Pod) bool {
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
+
+// podExec runs command in container of pod namespace/name through the API server (as
+// kubectl exec does) and returns its output.
+func podExec(ctx context.Context, rc *rest.Config, cs kubernetes.Interface, namespace, name, container string, command []string) (string, error) {
+	req := cs.CoreV1().RESTClient().Post().Resource("pods").Namespace(namespace).Name(name).SubResource("exec").
+		VersionedParams(&corev1.PodExecOptions{Container: container, Command: command, Stdout: true, Stderr: true}, scheme.ParameterCodec)
+	exec, err := remotecommand.NewSPDYExecutor(rc, "POST", req.URL())
+	if err != nil {
+		return "", err
+	}
+	var out bytes.Buffer
+	err = exec.StreamWithContext(ctx, remotecommand.StreamOptions{Stdout: &out, Stderr: &out})
+	return strings.TrimSpace(out.String()), err
 }
 
 // checkpointStoreNamespace holds the S3 store's Deployment (MinIO or SeaweedFS) on the host cluster.

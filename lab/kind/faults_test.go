@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/karmada-failover/lab/lab"
 )
 
 // karmadactl init puts karmada-controller-manager's flags in the command; the
@@ -40,5 +42,25 @@ func TestPartitionScript(t *testing.T) {
 	// Partitioning twice leaves one set of rules: the script unhooks first.
 	if !strings.HasPrefix(cut, heal) {
 		t.Error("the partition script does not first remove an earlier partition")
+	}
+}
+
+// FailPods acts only on pods whose container has the e2e workload's readiness probe:
+// on any other pod the lab has no way to make it unready.
+func TestWorkloadContainer(t *testing.T) {
+	probe := func(cmd ...string) *corev1.Probe {
+		return &corev1.Probe{ProbeHandler: corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: cmd}}}
+	}
+	pod := &corev1.Pod{Spec: corev1.PodSpec{Containers: []corev1.Container{
+		{Name: "sidecar"},
+		{Name: "other-probe", ReadinessProbe: probe("cat", "/ready")},
+		{Name: "app", Image: lab.WorkloadImage, ReadinessProbe: probe(lab.WorkloadProbe...)},
+	}}}
+	if c, ok := workloadContainer(pod); !ok || c != "app" {
+		t.Fatalf("workloadContainer = %q, %v; want the container with the workload's probe", c, ok)
+	}
+	pod.Spec.Containers = pod.Spec.Containers[:2]
+	if c, ok := workloadContainer(pod); ok {
+		t.Fatalf("a pod without the workload's probe was accepted (container %q)", c)
 	}
 }

@@ -20,6 +20,7 @@ import (
 
 	initconfig "github.com/karmada-io/karmada/pkg/karmadactl/cmdinit/config"
 
+	"github.com/karmada-failover/lab/lab"
 	"github.com/karmada-failover/lab/lab/config"
 	"github.com/karmada-failover/lab/lab/internal/kubeconfig"
 )
@@ -53,13 +54,13 @@ func (l *Lab) buildKarmadaImages(ctx context.Context) error {
 
 // memberImages are the lab's images every member runs: the Flink job's (where
 // images are pulled its base is Flink's official image, otherwise a JRE from
-// Debian's packages), the restore webhook's and, where images are built, the
-// FlinkDeployment runner's.
+// Debian's packages), the restore webhook's, the e2e suite's workload and, where
+// images are built, the FlinkDeployment runner's.
 func (l *Lab) memberImages() []string {
 	if l.images == ImagesBuild {
-		return []string{l.FlinkJobImage(), l.RestoreWebhookImage(), l.FlinkRunnerImage()}
+		return []string{l.FlinkJobImage(), l.RestoreWebhookImage(), lab.WorkloadImage, l.FlinkRunnerImage()}
 	}
-	return []string{l.FlinkJobImage(), l.RestoreWebhookImage()}
+	return []string{l.FlinkJobImage(), l.RestoreWebhookImage(), lab.WorkloadImage}
 }
 
 // hostImages are the images the host cluster runs that kind does not pull:

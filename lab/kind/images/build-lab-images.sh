@@ -11,6 +11,7 @@
 #   failover-lab/seaweedfs:TAG   SeaweedFS (lab/tools/seaweedfs), the S3 store;
 #   failover-lab/flink-runner:TAG   the FlinkDeployment runner (lab/flinkrunner), the
 #       members' stand-in for flink-kubernetes-operator;
+#   failover-lab/workload:lab   the e2e suite's workload (lab/cmd/lab-workload);
 #   failover-lab/flink-job:TAG   the Flink job image: a JRE from Debian's packages
 #       (debootstrap, lab/kind/images/rootfs.sh) and the lab's job jar with Flink in it.
 # Karmada's kube-apiserver, kube-controller-manager and etcd are the node
@@ -47,6 +48,11 @@ import_binary "failover-lab/seaweedfs:${tag}" "${weed_dir}/weed" /usr/bin/weed -
 (cd "${ROOT}" && CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "${OUTPUT}/kind/bin/flink-runner" ./lab/cmd/flink-runner)
 import_binary "failover-lab/flink-runner:${tag}" "${OUTPUT}/kind/bin/flink-runner" /usr/local/bin/flink-runner \
   --change 'USER 65532:65532' --change 'ENTRYPOINT ["/usr/local/bin/flink-runner"]'
+
+# The e2e suite's workload (lab/cmd/lab-workload, lab.WorkloadImage): it runs like the
+# pause container and answers its readiness probe, which the kind lab's FailPods fails.
+(cd "${ROOT}" && CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "${OUTPUT}/kind/bin/lab-workload" ./lab/cmd/lab-workload)
+import_binary "failover-lab/workload:lab" "${OUTPUT}/kind/bin/lab-workload" /lab-workload --change 'ENTRYPOINT ["/lab-workload"]'
 
 # The Flink job image, in place of Flink's official one: a JRE from Debian's
 # packages and the lab's job jar with Flink inside (lab/flink, make flink-job)
