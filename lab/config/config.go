@@ -203,6 +203,14 @@ const (
 	RestoreKyverno = "kyverno"
 )
 
+// CheckRestore says why mode is not a restore mode, or nil.
+func CheckRestore(mode string) error {
+	if mode != RestoreWebhook && mode != RestoreKyverno {
+		return fmt.Errorf("restore mode %q: want %s or %s", mode, RestoreWebhook, RestoreKyverno)
+	}
+	return nil
+}
+
 // Binaries are the programs the lab runs.
 type Binaries struct {
 	Etcd, KubeAPIServer, KubeControllerManager, KubeScheduler, Kubectl string
@@ -306,8 +314,8 @@ func LoadProvider(root string, provider Provider) (*Config, error) {
 	c.Images = env("LAB_IMAGES", "auto")
 	c.RestoreSet = env("LAB_RESTORE", "") != ""
 	c.Restore = env("LAB_RESTORE", RestoreWebhook)
-	if c.Restore != RestoreWebhook && c.Restore != RestoreKyverno {
-		return nil, fmt.Errorf("LAB_RESTORE=%q: want %s (default) or %s", c.Restore, RestoreWebhook, RestoreKyverno)
+	if err := CheckRestore(c.Restore); err != nil {
+		return nil, fmt.Errorf("LAB_RESTORE: %w", err)
 	}
 	c.FlinkCRD = env("LAB_FLINK_CRD", "")
 	var err error

@@ -242,8 +242,8 @@ func (l *Lab) Restore() string {
 // is idempotent: a switch that failed half-way is finished, or undone, by calling it
 // again with either mode.
 func (l *Lab) SetRestore(ctx context.Context, mode string) error {
-	if mode != config.RestoreWebhook && mode != config.RestoreKyverno {
-		return fmt.Errorf("restore mode %q: want %s or %s", mode, config.RestoreWebhook, config.RestoreKyverno)
+	if err := config.CheckRestore(mode); err != nil {
+		return err
 	}
 	st, err := l.State()
 	if err != nil {

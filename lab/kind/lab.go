@@ -63,8 +63,8 @@ func New(cfg *config.Config) (*Lab, error) {
 	if cfg.Restore != "" {
 		l.restore = cfg.Restore
 	}
-	if l.restore != RestoreWebhook && l.restore != RestoreKyverno {
-		return nil, fmt.Errorf("LAB_RESTORE=%q: want %q (default) or %q", l.restore, RestoreWebhook, RestoreKyverno)
+	if err := config.CheckRestore(l.restore); err != nil {
+		return nil, fmt.Errorf("LAB_RESTORE: %w", err)
 	}
 	return l, nil
 }

@@ -340,8 +340,8 @@ func (l *Lab) Restore() string {
 // (tearDownKyverno). The restore webhook keeps running either way: the policy
 // calls its /locate. Every member must be running.
 func (l *Lab) SetRestore(ctx context.Context, mode string) error {
-	if mode != config.RestoreWebhook && mode != config.RestoreKyverno {
-		return fmt.Errorf("restore mode %q: want %s or %s", mode, config.RestoreWebhook, config.RestoreKyverno)
+	if err := config.CheckRestore(mode); err != nil {
+		return err
 	}
 	st, err := l.State()
 	if err != nil {

@@ -9,7 +9,7 @@
 //	lab-workload unready    create the marker (the probe fails from then on)
 //	lab-workload ready      remove the marker
 //
-// The marker is /lab-unready (LAB_WORKLOAD_MARKER overrides it). On the
+// The marker is /lab-unready. On the
 // hermetic lab kwok's fake nodes run nothing: its chaos stage stands in for the probe.
 package main
 
@@ -22,14 +22,10 @@ import (
 	"syscall"
 )
 
-// defaultMarker is in the root of the image, which holds nothing else (it runs as root).
-const defaultMarker = "/lab-unready"
+// marker is in the root of the image, which holds nothing else (it runs as root).
+const marker = "/lab-unready"
 
 func main() {
-	marker := os.Getenv("LAB_WORKLOAD_MARKER")
-	if marker == "" {
-		marker = defaultMarker
-	}
 	verb := ""
 	if len(os.Args) > 1 {
 		verb = os.Args[1]
