@@ -25,6 +25,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -375,10 +376,32 @@ func Stop(ctx context.Context, o Options) error {
 			errs = append(errs, fmt.Errorf("ip link delete %s: %v: %s", o.Bridge(), err, strings.TrimSpace(string(out))))
 		}
 	}
+	// A dockerd that died without its cleanup (SIGKILL, a machine stopped under it) leaves
+	// its containers' network namespaces mounted in the exec root: detach them first.
+	detachMountsUnder(o.execRoot())
 	if err := os.RemoveAll(o.execRoot()); err != nil {
 		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
+}
+
+// MountsUnder returns the mount points of mountinfo (the format of /proc/self/mountinfo)
+// below dir, deepest first.
+func MountsUnder(mountinfo, dir string) []string {
+	var out []string
+	for _, line := range strings.Split(mountinfo, "\n") {
+		f := strings.Fields(line)
+		if len(f) < 5 {
+			continue
+		}
+		// The kernel escapes space, tab, newline and backslash as octal.
+		p := strings.NewReplacer(`\040`, " ", `\011`, "\t", `\012`, "\n", `\134`, `\`).Replace(f[4])
+		if strings.HasPrefix(p, dir+"/") {
+			out = append(out, p)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return len(out[i]) > len(out[j]) })
+	return out
 }
 
 // Running tells whether the lab's dockerd runs, and its PID.

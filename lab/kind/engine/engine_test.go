@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -279,5 +280,21 @@ func TestChoose(t *testing.T) {
 	o.Mode = "docker"
 	if _, err := Choose(ctx, o); err == nil || !strings.Contains(err.Error(), `LAB_DOCKER="docker"`) {
 		t.Errorf("bad mode: err = %v", err)
+	}
+}
+
+// Stop detaches what a dockerd that died left mounted in its exec root: only what is
+// below it, deepest first, with the kernel's escapes undone.
+func TestMountsUnder(t *testing.T) {
+	info := `22 1 254:0 / / rw,relatime shared:1 - ext4 /dev/vda rw
+531 22 0:4 net:[4026532301] /tmp/kfl-docker-ffb222/netns/82a52f4f1cb8 rw shared:1 - nsfs nsfs rw
+532 22 0:4 net:[4026532302] /tmp/kfl-docker-ffb222/netns rw shared:1 - nsfs nsfs rw
+533 22 0:4 net:[4026532303] /tmp/kfl-docker-ffb222x/netns/aa rw shared:1 - nsfs nsfs rw
+534 22 0:4 net:[4026532304] /tmp/kfl-docker-ffb222/with\040space rw shared:1 - nsfs nsfs rw
+`
+	got := MountsUnder(info, "/tmp/kfl-docker-ffb222")
+	want := []string{"/tmp/kfl-docker-ffb222/netns/82a52f4f1cb8", "/tmp/kfl-docker-ffb222/with space", "/tmp/kfl-docker-ffb222/netns"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("MountsUnder = %q, want %q", got, want)
 	}
 }
