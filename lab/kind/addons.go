@@ -173,11 +173,28 @@ func createBucket(ctx context.Context, endpoint string, creds *S3Credentials) er
 }
 
 func (l *Lab) helmInstall(ctx context.Context, cluster string, c Chart, extra ...string) error {
-	args := append([]string{"upgrade", "--install", c.Release, c.Name, "--repo", c.Repo, "--version", c.Version,
+	return l.helmInstallFrom(ctx, cluster, c, []string{c.Name, "--repo", c.Repo, "--version", c.Version}, extra...)
+}
+
+// helmInstallFrom installs or upgrades c's release in cluster from chart (a name and its
+// repository, or a local folder).
+func (l *Lab) helmInstallFrom(ctx context.Context, cluster string, c Chart, chart []string, extra ...string) error {
+	args := append(append([]string{"upgrade", "--install", c.Release}, chart...),
 		"--namespace", c.Namespace, "--create-namespace", "--kubeconfig", l.kubeconfigOf(cluster),
-		"--wait", "--timeout", "10m"}, extra...)
-	_, err := l.run(ctx, "helm-"+c.Release+"-"+cluster, l.Cfg.Bins.Helm, args...)
+		"--wait", "--timeout", "10m")
+	_, err := l.run(ctx, "helm-"+c.Release+"-"+cluster, l.Cfg.Bins.Helm, append(args, extra...)...)
 	return err
+}
+
+// writeValues writes the embedded manifests/<name> (a chart's values) into the lab's
+// manifests folder and returns its path.
+func (l *Lab) writeValues(name string) (string, error) {
+	values, err := Manifests.ReadFile("manifests/" + name)
+	if err != nil {
+		return "", err
+	}
+	path := filepath.Join(l.Cfg.ManifestDir(), name)
+	return path, os.WriteFile(path, values, 0o644)
 }
 
 func (l *Lab) installOperators(ctx context.Context) error {
@@ -185,12 +202,8 @@ func (l *Lab) installOperators(ctx context.Context) error {
 		fmt.Fprintln(l.out, "   skipped: cert-manager's and flink-kubernetes-operator's images come only from their registries")
 		return nil
 	}
-	values, err := Manifests.ReadFile("manifests/flink-operator-values.yaml")
+	valuesFile, err := l.writeValues("flink-operator-values.yaml")
 	if err != nil {
-		return err
-	}
-	valuesFile := filepath.Join(l.Cfg.ManifestDir(), "flink-operator-values.yaml")
-	if err := os.WriteFile(valuesFile, values, 0o644); err != nil {
 		return err
 	}
 	for _, m := range l.members() {

@@ -109,18 +109,11 @@ func (l *Lab) installKyverno(ctx context.Context, member, dir string) error {
 	if dir == "" {
 		return l.helmInstall(ctx, member, Kyverno)
 	}
-	values, err := Manifests.ReadFile("manifests/kyverno-values.yaml")
+	valuesFile, err := l.writeValues("kyverno-values.yaml")
 	if err != nil {
 		return err
 	}
-	valuesFile := filepath.Join(l.Cfg.ManifestDir(), "kyverno-values.yaml")
-	if err := os.WriteFile(valuesFile, values, 0o644); err != nil {
-		return err
-	}
-	_, err = l.run(ctx, "helm-"+Kyverno.Release+"-"+member, l.Cfg.Bins.Helm, "upgrade", "--install", Kyverno.Release, filepath.Join(dir, "chart"),
-		"--namespace", Kyverno.Namespace, "--create-namespace", "--kubeconfig", l.kubeconfigOf(member),
-		"--values", valuesFile, "--wait", "--timeout", "10m")
-	return err
+	return l.helmInstallFrom(ctx, member, Kyverno, []string{filepath.Join(dir, "chart")}, "--values", valuesFile)
 }
 
 // applyKyvernoPolicy applies the restore ClusterPolicy to member, trusting the restore
