@@ -30,7 +30,9 @@ lab-up: $(if $(KIND_LAB),kind-preflight kind-tools,) $(KARMADA_BUILD) $(if $(KIN
 # The kind lab's smoke runs where Docker can be had: an engine's client or dockerd
 # (hack/install-prereqs.sh --kind installs Debian's docker.io; CI does).
 KIND_SMOKE ?= $(shell { command -v dockerd || command -v docker; } >/dev/null 2>&1 && echo 1)
-test: verify-series test-go test-flink verify-kwok-stages verify-apis lint verify-kind-lab e2e-smoke $(if $(KIND_SMOKE),e2e-kind-smoke,kind-smoke-skipped) ## Run the whole test suite: series checks, upstream unit tests of touched packages, our Go tests, the Flink job's Java tests, the lab's kwok stages, the kind lab's static checks, the lab smoke e2e, then the kind lab's smoke where Docker can be had.
+TEST_STEPS := verify-series test-go test-flink verify-kwok-stages verify-apis lint verify-kind-lab e2e-smoke $(if $(KIND_SMOKE),e2e-kind-smoke,kind-smoke-skipped)
+test: ## Run the whole test suite, one step after the other, with each step's time at the end: series checks, upstream unit tests of touched packages, our Go tests, the Flink job's Java tests, the lab's kwok stages, the kind lab's static checks, the lab smoke e2e, then the kind lab's smoke where Docker can be had.
+	@MAKE="$(MAKE)" hack/test-steps.sh $(TEST_STEPS)
 
 ##@ Lab (LAB_MEMBERS=3, LAB_KARMADA=patched|upstream, LAB_RETAIN=1; see docs/LAB.md)
 
