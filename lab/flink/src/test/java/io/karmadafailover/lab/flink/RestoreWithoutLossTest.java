@@ -257,10 +257,23 @@ class RestoreWithoutLossTest {
         }
     }
 
+    /**
+     * A port free now, below Linux's ephemeral range (32768+): a port the kernel hands out
+     * for bind(0) is also one it may give the next outgoing connection (the MiniCluster's own
+     * RPC and blob connections, made before its REST endpoint binds), which then takes it.
+     * Ports of 28000-32767 are never taken that way; the hermetic and kind labs use 24xxx-27xxx.
+     */
     private static int freePort() throws IOException {
-        try (ServerSocket s = new ServerSocket(0)) {
-            s.setReuseAddress(true);
-            return s.getLocalPort();
+        java.util.Random random = new java.util.Random();
+        IOException last = null;
+        for (int i = 0; i < 100; i++) {
+            int port = 28000 + random.nextInt(32768 - 28000);
+            try (ServerSocket s = new ServerSocket(port, 1, java.net.InetAddress.getLoopbackAddress())) {
+                return s.getLocalPort();
+            } catch (IOException e) {
+                last = e;
+            }
         }
+        throw new IOException("no free port in 28000-32767 after 100 tries", last);
     }
 }
