@@ -13,7 +13,9 @@
 #   registry.k8s.io/pause: pause.c of the Kubernetes module, compiled statically.
 # The CNI is the reference plugins' ptp with host-local IPAM (lab/tools/cni-plugins,
 # lab/kind/images/node/10-lab.conflist): every lab cluster has a single node, and
-# kind's default CNI, kindnetd, is not served as a Go module.
+# kind's default CNI, kindnetd, is not served as a Go module. crictl (cri-tools,
+# lab/tools/cri-tools) is in the node as in kind's: `kind export logs` lists the
+# node's images and containers with it.
 #
 # Needs root (debootstrap, chroot) and a Docker engine (DOCKER_HOST: the lab's,
 # see `lab docker start`). The image is tagged with a key of everything it is
@@ -45,6 +47,7 @@ k8s_version="$(tools::modversion "${TOOLS}/kubernetes" k8s.io/kubernetes)"
 etcd_version="$(tools::modversion "${TOOLS}/etcd" go.etcd.io/etcd/server/v3)"
 coredns_version="$(tools::modversion "${TOOLS}/coredns" github.com/coredns/coredns)"
 cni_version="$(tools::modversion "${TOOLS}/cni-plugins" github.com/containernetworking/plugins)"
+crictl_version="$(tools::modversion "${TOOLS}/cri-tools" sigs.k8s.io/cri-tools)"
 kind_dir="$(cd "${ROOT}" && go mod download -json sigs.k8s.io/kind | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')"
 [[ -d "${kind_dir}/images/base/files" ]] || die "kind's node layout not found in ${kind_dir:-the kind module}"
 kind_version="$(basename "${kind_dir}")"
@@ -64,6 +67,9 @@ cni_bin="${OUTPUT}/bin/cni-plugins-${cni_version}"
 tools::build "${TOOLS}/cni-plugins" "${cni_bin}" "-s -w" \
   github.com/containernetworking/plugins/plugins/main/ptp github.com/containernetworking/plugins/plugins/main/loopback \
   github.com/containernetworking/plugins/plugins/ipam/host-local github.com/containernetworking/plugins/plugins/meta/portmap
+crictl_bin="${OUTPUT}/bin/cri-tools-${crictl_version}"
+tools::build "${TOOLS}/cri-tools" "${crictl_bin}" "-s -w -X sigs.k8s.io/cri-tools/pkg/version.Version=${crictl_version}" \
+  sigs.k8s.io/cri-tools/cmd/crictl
 mapfile -t wanted < <("${k8s_bin}/kubeadm" config images list --kubernetes-version "${k8s_version}")
 image_of() { printf '%s\n' "${wanted[@]}" | grep -m 1 "/$1:" || die "kubeadm ${k8s_version} asks for no $1 image"; }
 pause_image="$(image_of pause)"
@@ -74,7 +80,7 @@ coredns_image="$(image_of coredns)"
   die "kubeadm ${k8s_version} asks for ${coredns_image}; lab/tools/coredns pins ${coredns_version}"
 
 key="$( { cat "${BASH_SOURCE[0]}" "${NODE_FILES}"/*; echo "${SUITE} ${MIRROR} ${NODE_PACKAGES} ${BASE_PACKAGES}";
-  echo "${k8s_version} ${etcd_version} ${coredns_version} ${cni_version} ${kind_version} ${pause_version}"; } | sha256sum | cut -c1-12)"
+  echo "${k8s_version} ${etcd_version} ${coredns_version} ${cni_version} ${crictl_version} ${kind_version} ${pause_version}"; } | sha256sum | cut -c1-12)"
 node_image="karmada-failover-lab/kind-node:${k8s_version}-${key}"
 if docker image inspect "${node_image}" >/dev/null 2>&1 && [[ "${FORCE:-0}" != 1 ]]; then
   printf 'NODE_IMAGE=%s\nETCD_IMAGE_TAG=%s\nKUBERNETES_VERSION=%s\n' "${node_image}" "${etcd_image##*:}" "${k8s_version}"
@@ -142,6 +148,7 @@ chroot "${root}" ctr oci spec | chroot "${root}" jq \
   '.hooks.createContainer[.hooks.createContainer|length] |= . + {"path": "/kind/bin/mount-product-files.sh"} | del(.process.rlimits)' \
   >"${root}/etc/containerd/cri-base.json"
 install -m 0755 "${k8s_bin}/kubelet" "${k8s_bin}/kubeadm" "${k8s_bin}/kubectl" "${root}/usr/bin/"
+install -m 0755 "${crictl_bin}/crictl" "${root}/usr/local/bin/crictl"
 install -m 0755 "${cni_bin}"/* "${root}/opt/cni/bin/"
 install -m 0644 "${NODE_FILES}/10-lab.conflist" "${root}/etc/cni/net.d/10-lab.conflist"
 install -m 0644 "${NODE_FILES}/lab-preload-images.service" "${root}/etc/systemd/system/lab-preload-images.service"
