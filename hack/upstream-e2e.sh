@@ -54,6 +54,11 @@ fi
 # contexts karmada-apiserver and karmada-host, members are reached through
 # their Cluster objects' secrets, as upstream's framework does.
 eval "$("${lab}" env)"
+# The kind lab, chosen by LAB_PROVIDER or the one that is up (the lab command says so).
+provider="${LAB_PROVIDER:-}"
+if [[ -z "${provider}" ]] && "${lab}" env 2>&1 >/dev/null | grep -q "LAB_PROVIDER=kind"; then
+  provider=kind
+fi
 
 # kind::kubeconfig OUT: KUBECONFIG's contexts karmada-apiserver and karmada-host,
 # with servers reached on the kind network by their node containers' names
@@ -92,7 +97,7 @@ kind::run_suite() {
 
 artifacts="${OUTPUT}/e2e/upstream-$(date -u +%Y%m%d-%H%M%S)"
 mkdir -p "${artifacts}"
-if [[ "${LAB_PROVIDER:-}" == kind ]]; then
+if [[ "${provider}" == kind ]]; then
   # The test binary and this host's Go run in a Linux container.
   [[ "$(uname -s)" == Linux ]] || die "make upstream-e2e on the kind lab runs the suite in a container with this host's binaries: it needs a Linux host"
   eval "$("${lab}" docker env)"
@@ -121,7 +126,7 @@ args=(-test.v -test.timeout 90m -ginkgo.v -ginkgo.no-color -ginkgo.focus "${focu
 [[ -n "${skip}" ]] && args+=(-ginkgo.skip "${skip}")
 args+=(--karmada-context=karmada-apiserver --host-context=karmada-host --poll-timeout="${poll_timeout}")
 set +o errexit
-if [[ "${LAB_PROVIDER:-}" == kind ]]; then
+if [[ "${provider}" == kind ]]; then
   kind::run_suite 2>&1 | tee "${artifacts}/upstream-e2e.log"
 else
   # Upstream's specs read fixtures relative to their package, so run from there.
