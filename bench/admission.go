@@ -8,9 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -253,49 +251,15 @@ func percentile(sorted []float64, p int) float64 {
 	return sorted[max(0, min(i, len(sorted)-1))]
 }
 
-var webhookLine = regexp.MustCompile(`^apiserver_admission_webhook_admission_duration_seconds_(sum|count)\{([^}]*)\} ([0-9.e+-]+)$`)
-
 // webhookAdmission sums the API server's time in mutating webhooks on CREATE
 // (seconds) and the number of those calls.
 func webhookAdmission(ctx context.Context, m *framework.ClusterProxy) (sum, count float64, err error) {
-	err = scrapeMetrics(ctx, m, webhookLine, func(g []string) {
-		if !strings.Contains(g[2], `operation="CREATE"`) || !strings.Contains(g[2], `type="admit"`) {
-			return
-		}
-		v, _ := strconv.ParseFloat(g[3], 64)
-		if g[1] == "sum" {
-			sum += v
-		} else {
-			count += v
-		}
-	})
-	return sum, count, err
-}
-
-// treeRSS is the resident memory (KiB) of pid and its descendants.
-func treeRSS(pid int) int64 {
-	var total int64
-	for _, p := range append([]int{pid}, descendants(pid)...) {
-		total += procStatusKiB(p, "VmRSS")
+	families, err := scrapeMetrics(ctx, m)
+	if err != nil {
+		return 0, 0, err
 	}
-	return total
-}
-
-// descendants lists the processes below pid. Each thread lists the children
-// it forked, and a Go program forks from any thread.
-func descendants(pid int) []int {
-	var out []int
-	tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/children", pid))
-	for _, t := range tasks {
-		children, _ := os.ReadFile(t)
-		for _, c := range strings.Fields(string(children)) {
-			if cp, err := strconv.Atoi(c); err == nil {
-				out = append(out, cp)
-				out = append(out, descendants(cp)...)
-			}
-		}
-	}
-	return out
+	sum, count = webhookAdmissionOf(families)
+	return sum, count, nil
 }
 
 func admissionMedians(runs []AdmissionRun) map[string]AdmissionRun {

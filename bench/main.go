@@ -27,7 +27,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -35,10 +34,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
 
@@ -506,47 +503,14 @@ func poll(ctx context.Context, timeout time.Duration, cond func() (bool, error))
 	return nil
 }
 
-var requestLine = regexp.MustCompile(`^apiserver_request_total\{([^}]*)\} ([0-9.e+]+)$`)
-
 // apiRequests reads karmada-apiserver's request counters, keyed "VERB resource[/subresource]"
 // for the Karmada and core resources a failover touches.
 func apiRequests(ctx context.Context, k *framework.ClusterProxy) (map[string]float64, error) {
-	out := map[string]float64{}
-	err := scrapeMetrics(ctx, k, requestLine, func(m []string) {
-		labels := map[string]string{}
-		for _, kv := range strings.Split(m[1], ",") {
-			if a, b, ok := strings.Cut(kv, "="); ok {
-				labels[a] = strings.Trim(b, `"`)
-			}
-		}
-		if labels["verb"] == "WATCH" {
-			return
-		}
-		res := labels["resource"]
-		if labels["subresource"] != "" {
-			res += "/" + labels["subresource"]
-		}
-		v, _ := strconv.ParseFloat(m[2], 64)
-		out[labels["verb"]+" "+res] += v
-	})
-	return out, err
-}
-
-// scrapeMetrics reads the API server's /metrics and calls fn with the submatches of every
-// line that line matches.
-func scrapeMetrics(ctx context.Context, k *framework.ClusterProxy, line *regexp.Regexp, fn func(m []string)) error {
-	raw, err := k.Kube().CoreV1().RESTClient().Get().AbsPath("/metrics").DoRaw(ctx)
+	families, err := scrapeMetrics(ctx, k)
 	if err != nil {
-		return fmt.Errorf("%s /metrics: %w", k.Name, err)
+		return nil, err
 	}
-	s := bufio.NewScanner(strings.NewReader(string(raw)))
-	s.Buffer(make([]byte, 1<<20), 1<<20)
-	for s.Scan() {
-		if m := line.FindStringSubmatch(s.Text()); m != nil {
-			fn(m)
-		}
-	}
-	return s.Err()
+	return apiRequestsOf(families), nil
 }
 
 // cpuSeconds is the user+system CPU time of a lab process, and its PID.
@@ -555,32 +519,7 @@ func cpuSeconds(lab labapi.Builds, name string) (float64, int) {
 	if !ok {
 		return 0, 0
 	}
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return 0, pid
-	}
-	f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+2:]))
-	ut, _ := strconv.ParseFloat(f[11], 64)
-	st, _ := strconv.ParseFloat(f[12], 64)
-	return (ut + st) / 100, pid // USER_HZ is 100 on Linux
-}
-
-// peakRSS is VmHWM of pid in KiB.
-func peakRSS(pid int) int64 { return procStatusKiB(pid, "VmHWM") }
-
-// procStatusKiB is a memory field of /proc/<pid>/status in KiB (0 when unreadable).
-func procStatusKiB(pid int, field string) int64 {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return 0
-	}
-	for _, l := range strings.Split(string(b), "\n") {
-		if strings.HasPrefix(l, field+":") {
-			v, _ := strconv.ParseInt(strings.Fields(l)[1], 10, 64)
-			return v
-		}
-	}
-	return 0
+	return cpuSecondsOf(pid), pid
 }
 
 func summarize(res *Result) {
@@ -658,14 +597,4 @@ func summary(v []float64) Summary {
 		m = (v[len(v)/2-1] + v[len(v)/2]) / 2
 	}
 	return Summary{Median: m, Min: v[0], Max: v[len(v)-1]}
-}
-
-func machine() string {
-	b, _ := os.ReadFile("/proc/cpuinfo")
-	cores := strings.Count(string(b), "processor\t:")
-	mem := ""
-	if m, err := os.ReadFile("/proc/meminfo"); err == nil {
-		mem = strings.Fields(strings.SplitN(string(m), "\n", 2)[0])[1] + " kB"
-	}
-	return fmt.Sprintf("%d cores, %s memory", cores, mem)
 }
