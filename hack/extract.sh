@@ -16,10 +16,7 @@ if [[ -n "$(git::src status --porcelain --untracked-files=no)" ]]; then
 fi
 
 # Every commit must be signed off (DCO).
-while read -r sha; do
-  git::src log -1 --format=%B "${sha}" | grep -q '^Signed-off-by: ' ||
-    die "commit $(git::src log -1 --format='%h %s' "${sha}") has no Signed-off-by line"
-done < <(git::src rev-list "refs/tags/${VERSION}..refs/heads/${PATCH_BRANCH}")
+series::require_signoff "${SRC_DIR}" "refs/tags/${VERSION}..refs/heads/${PATCH_BRANCH}"
 
 tmp="$(mktemp -d)"
 trap 'rm -rf "${tmp}"' EXIT

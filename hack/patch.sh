@@ -36,16 +36,7 @@ fi
 
 git::src am --abort >/dev/null 2>&1 || true
 git::src checkout --quiet --force -B "${PATCH_BRANCH}" "refs/tags/${VERSION}"
-count=0
-for p in $(series::list); do
-  file="${PATCHES_DIR}/${p}"
-  [[ -f "${file}" ]] || die "patches/series names ${p}, which does not exist"
-  if ! out="$(git::src am --3way --keep-cr --quiet "${file}" 2>&1)"; then
-    git::src am --abort >/dev/null 2>&1 || true
-    printf '%s\n' "${out}" >&2
-    die "patch ${p} does not apply onto ${VERSION}"
-  fi
-  count=$((count + 1))
-done
+series::am "${SRC_DIR}" || die "patch ${SERIES_FAILED} does not apply onto ${VERSION}"
+count="${SERIES_APPLIED}"
 echo "${want} $(git::src rev-parse HEAD)" > "${STATE}"
 log::ok "applied ${count} patches onto ${VERSION} on branch ${PATCH_BRANCH} (series ${want})"

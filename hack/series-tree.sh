@@ -17,15 +17,7 @@ if [[ -f "${stamp}" && "$(cat "${stamp}")" == "${want} $(git -C "${SERIES_DIR}" 
 fi
 
 tree::checkout "${SERIES_DIR}" "refs/tags/${VERSION}"
-n=0
-for p in $(series::list); do
-  if ! out="$(git -C "${SERIES_DIR}" -c user.name="${GIT_COMMITTER_NAME}" -c user.email="${GIT_COMMITTER_EMAIL}" \
-        am --3way --keep-cr --quiet "${PATCHES_DIR}/${p}" 2>&1)"; then
-    git -C "${SERIES_DIR}" am --abort >/dev/null 2>&1 || true
-    printf '%s\n' "${out}" >&2
-    die "patches/${p} does not apply onto upstream ${VERSION}"
-  fi
-  n=$((n + 1))
-done
+series::am "${SERIES_DIR}" || die "patches/${SERIES_FAILED} does not apply onto upstream ${VERSION}"
+n="${SERIES_APPLIED}"
 echo "${want} $(git -C "${SERIES_DIR}" rev-parse HEAD)" > "${stamp}"
 log::ok "series tree: ${n} patches applied onto ${VERSION} (series ${want})"

@@ -18,18 +18,11 @@ branch="$(git -C "${target}" rev-parse --abbrev-ref HEAD)"
 base="$(git -C "${target}" rev-parse HEAD)"
 log::step "applying $(series::list | wc -l) patches onto ${branch} ($(git -C "${target}" describe --tags --always HEAD))"
 
-id=(-c user.name="${GIT_COMMITTER_NAME}" -c user.email="${GIT_COMMITTER_EMAIL}")
-for p in $(series::list); do
-  if ! out="$(git -C "${target}" "${id[@]}" am --3way --keep-cr "${PATCHES_DIR}/${p}" 2>&1)"; then
-    conflicts="$(git -C "${target}" diff --name-only --diff-filter=U 2>/dev/null | sed 's/^/    /')"
-    git -C "${target}" am --abort >/dev/null 2>&1 || true
-    git -C "${target}" reset --quiet --hard "${base}"
-    printf '%s\n' "${out}" | tail -n 15 >&2
-    [[ -n "${conflicts}" ]] && printf '  conflicting files:\n%s\n' "${conflicts}" >&2
-    die "patch ${p} does not apply onto ${branch}; ${target} was reset to where it was"
-  fi
-  log::ok "${p}"
-done
+applied() { log::ok "$1"; }
+if ! series::am "${target}" applied; then
+  git -C "${target}" reset --quiet --hard "${base}"
+  die "patch ${SERIES_FAILED} does not apply onto ${branch}; ${target} was reset to where it was"
+fi
 
 # The stored series carries a neutral identity (a DCO sign-off, no person). Submitted
 # commits carry the submitter's: with user.name and user.email set in the clone (or

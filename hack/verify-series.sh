@@ -17,10 +17,7 @@ cd "${SERIES_DIR}"
 range="refs/tags/${VERSION}..HEAD"
 
 # 2. DCO
-while read -r sha; do
-  git log -1 --format=%B "${sha}" | grep -q '^Signed-off-by: ' ||
-    die "commit $(git log -1 --format='%h %s' "${sha}") has no Signed-off-by"
-done < <(git rev-list "${range}")
+series::require_signoff "${SERIES_DIR}" "${range}"
 log::ok "every commit of the series is signed off ($(git rev-list --count "${range}") commits)"
 
 # 3. reproducible extraction

@@ -54,6 +54,46 @@ series::hash() {
   } | sha256 | cut -c1-10
 }
 
+# series::am DIR [EACH]: apply every patch of the series, in order, to the branch
+# checked out in DIR with `git am --3way --keep-cr`, committed as the pipeline's
+# identity; EACH, when given, is run with each patch's name once it applied. On
+# the first patch that does not apply: the am is aborted, its output's last lines
+# and the conflicting files are printed, SERIES_FAILED names the patch, and it
+# returns 1. Prints nothing else; the number applied is in SERIES_APPLIED.
+series::am() {
+  local dir="$1" each="${2:-}" p out conflicts
+  # shellcheck disable=SC2034 # read by the callers
+  SERIES_FAILED="" SERIES_APPLIED=0
+  git -C "${dir}" am --abort >/dev/null 2>&1 || true
+  for p in $(series::list); do
+    # shellcheck disable=SC2034 # read by the callers
+    [[ -f "${PATCHES_DIR}/${p}" ]] || { SERIES_FAILED="${p}"; log::err "patches/series names ${p}, which does not exist"; return 1; }
+    if ! out="$(git -C "${dir}" -c user.name="${GIT_COMMITTER_NAME}" -c user.email="${GIT_COMMITTER_EMAIL}" \
+          am --3way --keep-cr --quiet "${PATCHES_DIR}/${p}" 2>&1)"; then
+      conflicts="$(git -C "${dir}" diff --name-only --diff-filter=U 2>/dev/null | sed 's/^/    /')"
+      git -C "${dir}" am --abort >/dev/null 2>&1 || true
+      printf '%s\n' "${out}" | tail -n 15 >&2
+      [[ -n "${conflicts}" ]] && printf '  conflicting files:\n%s\n' "${conflicts}" >&2
+      # shellcheck disable=SC2034 # read by the callers
+      SERIES_FAILED="${p}"
+      return 1
+    fi
+    SERIES_APPLIED=$((SERIES_APPLIED + 1))
+    [[ -n "${each}" ]] && "${each}" "${p}"
+  done
+  return 0
+}
+
+# series::require_signoff DIR RANGE: die naming the first commit of RANGE in DIR
+# without a Signed-off-by line (the DCO upstream's CI checks).
+series::require_signoff() {
+  local dir="$1" range="$2" sha
+  while read -r sha; do
+    git -C "${dir}" log -1 --format=%B "${sha}" | grep -q '^Signed-off-by: ' ||
+      die "commit $(git -C "${dir}" log -1 --format='%h %s' "${sha}") has no Signed-off-by line"
+  done < <(git -C "${dir}" rev-list "${range}")
+}
+
 # git::src runs git in the materialised tree.
 git::src() { git -C "${SRC_DIR}" "$@"; }
 
