@@ -12,6 +12,8 @@ import (
 	"strings"
 	"time"
 
+	workv1alpha2 "github.com/karmada-failover/lab/apis/work/v1alpha2"
+
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -168,10 +170,10 @@ func admission(w io.Writer, args []string) error {
 func admissionObject(ns string, marked bool) *unstructured.Unstructured {
 	fd := framework.NewFlinkDeployment(ns, "probe", "s3://flink-checkpoints/"+ns+"/probe")
 	if marked {
-		fd.SetLabels(map[string]string{framework.FailoverReasonLabel: "ClusterFailure", "flink.lab.karmada.io/job-id": "0123456789abcdef0123456789abcdef"})
+		fd.SetLabels(map[string]string{workv1alpha2.FailoverReasonLabel: "ClusterFailure", "flink.lab.karmada.io/job-id": "0123456789abcdef0123456789abcdef"})
 		fd.SetAnnotations(map[string]string{
-			framework.FailoverTimeAnnotation:          time.Now().Add(-time.Hour).UTC().Format(time.RFC3339),
-			framework.FailoverPreservedKeysAnnotation: "flink.lab.karmada.io/job-id",
+			workv1alpha2.FailoverTimeAnnotation:          time.Now().Add(-time.Hour).UTC().Format(time.RFC3339),
+			workv1alpha2.FailoverPreservedKeysAnnotation: "flink.lab.karmada.io/job-id",
 		})
 	}
 	return fd

@@ -12,6 +12,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	workv1alpha2 "github.com/karmada-failover/lab/apis/work/v1alpha2"
 	"github.com/karmada-failover/lab/e2e/framework"
 )
 
@@ -52,8 +53,8 @@ func BadInputSpec(ctx context.Context, inputGetter func() BadInputSpecInput) {
 	It("drops forged marker keys, does not block eviction on a missing field, and annotates long values", func(ctx SpecContext) {
 		k := input.Lab.Karmada
 		d := framework.NewDeployment(e.ns, name, 1)
-		d.Labels = map[string]string{framework.FailoverReasonLabel: "ClusterFailure"}
-		d.Annotations = map[string]string{framework.FailoverFromAnnotation: "some-other-cluster"}
+		d.Labels = map[string]string{workv1alpha2.FailoverReasonLabel: "ClusterFailure"}
+		d.Annotations = map[string]string{workv1alpha2.FailoverFromAnnotation: "some-other-cluster"}
 		_, err := k.Kube().AppsV1().Deployments(e.ns).Create(ctx, d, metav1.CreateOptions{})
 		Expect(err).NotTo(HaveOccurred())
 		_, err = k.Karmada().PolicyV1alpha1().PropagationPolicies(e.ns).Create(ctx, framework.NewPropagationPolicy(framework.PolicyInput{
@@ -67,8 +68,8 @@ func BadInputSpec(ctx context.Context, inputGetter func() BadInputSpecInput) {
 
 		source := e.waitPlaced(ctx, name)[0]
 		labels, annotations := e.memberMeta(ctx, source, name)
-		Expect(labels).NotTo(HaveKey(framework.FailoverReasonLabel), "a marker forged by the template reached %s", source)
-		Expect(annotations).NotTo(HaveKey(framework.FailoverFromAnnotation), "a marker forged by the template reached %s", source)
+		Expect(labels).NotTo(HaveKey(workv1alpha2.FailoverReasonLabel), "a marker forged by the template reached %s", source)
+		Expect(annotations).NotTo(HaveKey(workv1alpha2.FailoverFromAnnotation), "a marker forged by the template reached %s", source)
 
 		others := clustersExcept(input.Candidates, source)
 		versions := e.watchDeploymentLabels(ctx, others, name)
@@ -98,8 +99,8 @@ func BadInputSpec(ctx context.Context, inputGetter func() BadInputSpecInput) {
 			g.Expect(h[0].ClustersAfterFailover).To(Equal([]string{dest}))
 		}).Should(Succeed())
 		labels, annotations = e.memberMeta(ctx, dest, name)
-		Expect(labels).To(HaveKeyWithValue(framework.FailoverReasonLabel, "ClusterFailure"))
-		Expect(annotations).To(HaveKeyWithValue(framework.FailoverFromAnnotation, source))
+		Expect(labels).To(HaveKeyWithValue(workv1alpha2.FailoverReasonLabel, "ClusterFailure"))
+		Expect(annotations).To(HaveKeyWithValue(workv1alpha2.FailoverFromAnnotation, source))
 		// The state is there while the failover is in progress: on the Deployment
 		// Karmada created on the destination (seen by the watch).
 		created := versions.created(dest)

@@ -16,6 +16,7 @@ import (
 
 	policyv1alpha1 "github.com/karmada-io/karmada/pkg/apis/policy/v1alpha1"
 
+	workv1alpha2 "github.com/karmada-failover/lab/apis/work/v1alpha2"
 	"github.com/karmada-failover/lab/e2e/framework"
 )
 
@@ -95,8 +96,8 @@ func ClusterScopedSpec(ctx context.Context, inputGetter func() ClusterScopedSpec
 			g.Expect(crb.Status.FailoverHistory[0].ClustersAfterFailover).To(Equal([]string{dest}))
 			cr, err := input.Lab.Member(dest).Kube().RbacV1().ClusterRoles().Get(ctx, name, metav1.GetOptions{})
 			g.Expect(err).NotTo(HaveOccurred())
-			g.Expect(cr.Labels).To(HaveKeyWithValue(framework.FailoverReasonLabel, "ClusterFailure"))
-			g.Expect(cr.Annotations).To(HaveKeyWithValue(framework.FailoverFromAnnotation, source))
+			g.Expect(cr.Labels).To(HaveKeyWithValue(workv1alpha2.FailoverReasonLabel, "ClusterFailure"))
+			g.Expect(cr.Annotations).To(HaveKeyWithValue(workv1alpha2.FailoverFromAnnotation, source))
 		}).Should(Succeed())
 		e.eventually(ctx, "wait-cleanup", func(ctx context.Context) bool {
 			_, err := input.Lab.Member(source).Kube().RbacV1().ClusterRoles().Get(ctx, name, metav1.GetOptions{})

@@ -9,6 +9,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
+	workv1alpha2 "github.com/karmada-failover/lab/apis/work/v1alpha2"
 	"github.com/karmada-failover/lab/e2e/framework"
 )
 
@@ -86,8 +87,8 @@ func ConsecutiveFailoversSpec(ctx context.Context, inputGetter func() Consecutiv
 				}
 			}).Should(Succeed())
 			labels, annotations := e.memberMeta(ctx, dest, name)
-			Expect(labels).To(HaveKeyWithValue(framework.FailoverReasonLabel, "ClusterFailure"))
-			Expect(annotations).To(HaveKeyWithValue(framework.FailoverFromAnnotation, moves[len(moves)-1].from), "the marker names the newest failover")
+			Expect(labels).To(HaveKeyWithValue(workv1alpha2.FailoverReasonLabel, "ClusterFailure"))
+			Expect(annotations).To(HaveKeyWithValue(workv1alpha2.FailoverFromAnnotation, moves[len(moves)-1].from), "the marker names the newest failover")
 		}
 		AddReportEntry("failovers", len(moves))
 	})

@@ -148,8 +148,8 @@ func killDuringFailover(ctx context.Context, e *specEnv, name, source, dest stri
 		rb, err := framework.GetBinding(ctx, k, e.ns, binding)
 		g.Expect(err).NotTo(HaveOccurred())
 		labels, annotations := e.memberMeta(ctx, dest, name)
-		marked := labels[framework.FailoverReasonLabel] == "ClusterFailure" && annotations[framework.FailoverTimeAnnotation] != "" &&
-			!mustParseTime(annotations[framework.FailoverTimeAnnotation]).Before(tainted)
+		marked := labels[workv1alpha2.FailoverReasonLabel] == "ClusterFailure" && annotations[workv1alpha2.FailoverTimeAnnotation] != "" &&
+			!mustParseTime(annotations[workv1alpha2.FailoverTimeAnnotation]).Before(tainted)
 		switch at {
 		case KillAfterTask:
 			var task bool
@@ -182,8 +182,8 @@ func killDuringFailover(ctx context.Context, e *specEnv, name, source, dest stri
 		g.Expect(items).To(HaveLen(1), "failover %d recorded once", n)
 		g.Expect(items[0].ClustersAfterFailover).To(Equal([]string{dest}))
 		labels, annotations := e.memberMeta(ctx, dest, name)
-		g.Expect(labels).To(HaveKeyWithValue(framework.FailoverReasonLabel, "ClusterFailure"))
-		g.Expect(annotations).To(HaveKeyWithValue(framework.FailoverTimeAnnotation, items[0].StartTime.UTC().Format(time.RFC3339)))
+		g.Expect(labels).To(HaveKeyWithValue(workv1alpha2.FailoverReasonLabel, "ClusterFailure"))
+		g.Expect(annotations).To(HaveKeyWithValue(workv1alpha2.FailoverTimeAnnotation, items[0].StartTime.UTC().Format(time.RFC3339)))
 	}).Should(Succeed())
 	// The failover is over once its eviction task is retired. The next failure, of
 	// dest, would otherwise find source still "in the process of eviction", and the
@@ -249,7 +249,7 @@ func holdMarkedWork(ctx context.Context, e *specEnv, dest string, n int) *framew
 		Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create, admissionregistrationv1.Update},
 		Match: fmt.Sprintf("object.metadata.namespace == %q && has(object.spec.workload) && has(object.spec.workload.manifests) && "+
 			"object.spec.workload.manifests.exists(m, has(m.metadata) && has(m.metadata.namespace) && m.metadata.namespace == %q)", execNS, e.ns),
-		Allow: fmt.Sprintf("!object.spec.workload.manifests.exists(m, has(m.metadata.labels) && %q in m.metadata.labels)", framework.FailoverReasonLabel),
+		Allow: fmt.Sprintf("!object.spec.workload.manifests.exists(m, has(m.metadata.labels) && %q in m.metadata.labels)", workv1alpha2.FailoverReasonLabel),
 	})
 	Expect(err).NotTo(HaveOccurred())
 	By("holding Works for " + dest + " that carry the failover marker at the API server")
@@ -257,7 +257,7 @@ func holdMarkedWork(ctx context.Context, e *specEnv, dest string, n int) *framew
 		ObjectMeta: metav1.ObjectMeta{Namespace: execNS, Name: e.ns + "-hold-probe"},
 		Spec: workv1alpha1.WorkSpec{Workload: workv1alpha1.WorkloadTemplate{Manifests: []workv1alpha1.Manifest{{RawExtension: runtime.RawExtension{
 			Raw: []byte(fmt.Sprintf(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"namespace":%q,"name":"probe","labels":{%q:"ClusterFailure"}}}`,
-				e.ns, framework.FailoverReasonLabel)),
+				e.ns, workv1alpha2.FailoverReasonLabel)),
 		}}}}},
 	}
 	e.eventually(ctx, "wait-scheduled", func(g Gomega, ctx context.Context) {

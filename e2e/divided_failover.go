@@ -16,6 +16,7 @@ import (
 
 	workv1alpha2 "github.com/karmada-failover/lab/apis/work/v1alpha2"
 	"github.com/karmada-failover/lab/e2e/framework"
+	labapi "github.com/karmada-failover/lab/lab"
 )
 
 // DividedFailoverSpecInput is the input of DividedFailoverSpec.
@@ -70,10 +71,10 @@ func DividedFailoverSpec(ctx context.Context, inputGetter func() DividedFailover
 			g.Expect(h[0].ClustersAfterFailover).To(ConsistOf(added, kept))
 		}).Should(Succeed())
 		labels, annotations := e.memberMeta(ctx, added, name)
-		Expect(labels).To(HaveKeyWithValue(framework.FailoverReasonLabel, "ClusterFailure"))
-		Expect(annotations[framework.FailoverFromAnnotation]).To(ContainSubstring(failed))
+		Expect(labels).To(HaveKeyWithValue(workv1alpha2.FailoverReasonLabel, "ClusterFailure"))
+		Expect(annotations[workv1alpha2.FailoverFromAnnotation]).To(ContainSubstring(failed))
 		labels, _ = e.memberMeta(ctx, kept, name)
-		Expect(labels).NotTo(HaveKey(framework.FailoverReasonLabel), "%s kept its replicas: not a failover destination", kept)
+		Expect(labels).NotTo(HaveKey(workv1alpha2.FailoverReasonLabel), "%s kept its replicas: not a failover destination", kept)
 	})
 
 	It("records two clusters failing at once as two failovers, each once, and marks the cluster that received their replicas", func(ctx SpecContext) {
@@ -124,8 +125,8 @@ func DividedFailoverSpec(ctx context.Context, inputGetter func() DividedFailover
 			history[1].Evictions[0].CreationTimestamp.UTC().Format("15:04:05"), sameSecond)
 
 		labels, annotations := e.memberMeta(ctx, dest, name)
-		Expect(labels).To(HaveKeyWithValue(framework.FailoverReasonLabel, "ClusterFailure"), "%s received the replicas of both", dest)
-		Expect(annotations[framework.FailoverFromAnnotation]).To(Or(ContainSubstring(placed[0]), ContainSubstring(placed[1])))
+		Expect(labels).To(HaveKeyWithValue(workv1alpha2.FailoverReasonLabel, "ClusterFailure"), "%s received the replicas of both", dest)
+		Expect(annotations[workv1alpha2.FailoverFromAnnotation]).To(Or(ContainSubstring(placed[0]), ContainSubstring(placed[1])))
 		// Recorded once: later passes of the controller add nothing.
 		e.consistently(ctx, func(g Gomega, ctx context.Context) {
 			g.Expect(e.history(ctx, name)).To(HaveLen(len(history)))
@@ -133,7 +134,7 @@ func DividedFailoverSpec(ctx context.Context, inputGetter func() DividedFailover
 	})
 
 	It("records two clusters failing in the same second as two failovers, each once, and marks the cluster that received their replicas", func(ctx SpecContext) {
-		skipUnsupported(input.Lab, framework.FaultFailPods)
+		skipUnsupported(input.Lab, labapi.FaultFailPods)
 		e.deployWithPolicy(ctx, name, 4, framework.PolicyInput{
 			Clusters: input.Lab.MemberNames()[:3], Divided: true, DividedMinGroups: 1, TolerationSeconds: 20, ApplicationFailover: true,
 			StateRules: map[string]string{stateLabel: "{.replicas}"},
@@ -181,9 +182,9 @@ func DividedFailoverSpec(ctx context.Context, inputGetter func() DividedFailover
 		Expect(history[0].StartTime.Unix()).To(Equal(history[1].StartTime.Unix()))
 
 		labels, annotations := e.memberMeta(ctx, dest, name)
-		Expect(labels).To(HaveKeyWithValue(framework.FailoverReasonLabel, "ApplicationFailure"), "%s received the replicas of both", dest)
-		Expect(annotations).To(HaveKeyWithValue(framework.FailoverTimeAnnotation, history[0].StartTime.UTC().Format(time.RFC3339)))
-		Expect(strings.Split(annotations[framework.FailoverFromAnnotation], ",")).To(ConsistOf(placed[0], placed[1]))
+		Expect(labels).To(HaveKeyWithValue(workv1alpha2.FailoverReasonLabel, "ApplicationFailure"), "%s received the replicas of both", dest)
+		Expect(annotations).To(HaveKeyWithValue(workv1alpha2.FailoverTimeAnnotation, history[0].StartTime.UTC().Format(time.RFC3339)))
+		Expect(strings.Split(annotations[workv1alpha2.FailoverFromAnnotation], ",")).To(ConsistOf(placed[0], placed[1]))
 		// Recorded once: later passes of the controller add nothing.
 		e.consistently(ctx, func(g Gomega, ctx context.Context) {
 			g.Expect(e.history(ctx, name)).To(HaveLen(2))

@@ -19,10 +19,11 @@ import (
 
 	workv1alpha2 "github.com/karmada-failover/lab/apis/work/v1alpha2"
 	"github.com/karmada-failover/lab/e2e/framework"
+	labapi "github.com/karmada-failover/lab/lab"
 )
 
 // Trigger is how a failover scenario makes the workload fail: through the Karmada API (a
-// taint, an image the member cannot pull) or with a fault of the lab (lab.Fault).
+// taint, an image the member cannot pull) or with a fault of the lab (labapi.Fault).
 type Trigger string
 
 const (
@@ -85,7 +86,7 @@ func FailoverSpec(ctx context.Context, inputGetter func() FailoverSpecInput) {
 	BeforeEach(func(ctx SpecContext) {
 		input = inputGetter()
 		if input.Trigger == TriggerPodsNotReady {
-			skipUnsupported(input.Lab, framework.FaultFailPods)
+			skipUnsupported(input.Lab, labapi.FaultFailPods)
 		}
 		e = newSpecEnv(ctx, "failover", input.E2EConfig, input.Lab, input.ArtifactFolder)
 		Expect(len(input.Candidates)).To(BeNumerically(">=", 2), "Invalid argument. failover spec needs two candidate clusters")
@@ -116,7 +117,7 @@ func FailoverSpec(ctx context.Context, inputGetter func() FailoverSpecInput) {
 		source := placed[0]
 		Expect(e.history(ctx, name)).To(BeEmpty(), "a first placement is not a failover")
 		labels, _ := e.memberMeta(ctx, source, name)
-		Expect(labels).NotTo(HaveKey(framework.FailoverReasonLabel), "no marker on the first placement")
+		Expect(labels).NotTo(HaveKey(workv1alpha2.FailoverReasonLabel), "no marker on the first placement")
 
 		others := clustersExcept(input.Candidates, source)
 		// What the destination's Deployment looked like when Karmada created it and
@@ -189,9 +190,9 @@ func FailoverSpec(ctx context.Context, inputGetter func() FailoverSpecInput) {
 		// time, so it arrives with the render that follows the history write.
 		e.eventually(ctx, "wait-scheduled", func(g Gomega, ctx context.Context) {
 			labels, annotations := e.memberMeta(ctx, dest, name)
-			g.Expect(labels).To(HaveKeyWithValue(framework.FailoverReasonLabel, string(reason)))
-			g.Expect(annotations).To(HaveKeyWithValue(framework.FailoverFromAnnotation, source))
-			g.Expect(annotations).To(HaveKeyWithValue(framework.FailoverTimeAnnotation, item.StartTime.UTC().Format(time.RFC3339)))
+			g.Expect(labels).To(HaveKeyWithValue(workv1alpha2.FailoverReasonLabel, string(reason)))
+			g.Expect(annotations).To(HaveKeyWithValue(workv1alpha2.FailoverFromAnnotation, source))
+			g.Expect(annotations).To(HaveKeyWithValue(workv1alpha2.FailoverTimeAnnotation, item.StartTime.UTC().Format(time.RFC3339)))
 		}).Should(Succeed())
 		created := versions.created(dest)
 		Expect(created).NotTo(BeNil(), "the watch saw Karmada create the Deployment on %s", dest)
@@ -216,7 +217,7 @@ func FailoverSpec(ctx context.Context, inputGetter func() FailoverSpecInput) {
 				continue
 			}
 			labels, _ := e.memberMeta(ctx, m, name)
-			Expect(labels).NotTo(HaveKey(framework.FailoverReasonLabel), "marker on %s, which is not the destination", m)
+			Expect(labels).NotTo(HaveKey(workv1alpha2.FailoverReasonLabel), "marker on %s, which is not the destination", m)
 		}
 
 		if input.PurgeMode == policyv1alpha1.Never {
@@ -225,7 +226,7 @@ func FailoverSpec(ctx context.Context, inputGetter func() FailoverSpecInput) {
 				_, err := input.Lab.Member(source).Kube().AppsV1().Deployments(e.ns).Get(ctx, name, metav1.GetOptions{})
 				g.Expect(err).NotTo(HaveOccurred())
 				labels, _ := e.memberMeta(ctx, dest, name)
-				g.Expect(labels).To(HaveKeyWithValue(framework.FailoverReasonLabel, string(reason)))
+				g.Expect(labels).To(HaveKeyWithValue(workv1alpha2.FailoverReasonLabel, string(reason)))
 				g.Expect(e.history(ctx, name)).To(HaveLen(1), "recorded exactly once")
 			}).Should(Succeed())
 		} else {
@@ -238,9 +239,9 @@ func FailoverSpec(ctx context.Context, inputGetter func() FailoverSpecInput) {
 			e.timeline.Mark("eviction task retired")
 			e.consistently(ctx, func(g Gomega, ctx context.Context) {
 				labels, annotations := e.memberMeta(ctx, dest, name)
-				g.Expect(labels).To(HaveKeyWithValue(framework.FailoverReasonLabel, string(reason)))
+				g.Expect(labels).To(HaveKeyWithValue(workv1alpha2.FailoverReasonLabel, string(reason)))
 				g.Expect(labels).NotTo(HaveKey(stateLabel), "the failover is complete: no state left for a re-creation to restore")
-				g.Expect(annotations).NotTo(HaveKey(framework.FailoverPreservedKeysAnnotation))
+				g.Expect(annotations).NotTo(HaveKey(workv1alpha2.FailoverPreservedKeysAnnotation))
 				g.Expect(e.history(ctx, name)).To(HaveLen(1), "recorded exactly once")
 			}).Should(Succeed())
 		}

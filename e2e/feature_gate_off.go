@@ -8,6 +8,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
+	workv1alpha2 "github.com/karmada-failover/lab/apis/work/v1alpha2"
 	"github.com/karmada-failover/lab/e2e/framework"
 )
 
@@ -53,8 +54,8 @@ func FeatureGateOffSpec(ctx context.Context, inputGetter func() FeatureGateOffSp
 		e.consistently(ctx, func(g Gomega, ctx context.Context) {
 			g.Expect(e.history(ctx, name)).To(BeEmpty())
 			labels, annotations := e.memberMeta(ctx, dest, name)
-			g.Expect(labels).NotTo(HaveKey(framework.FailoverReasonLabel))
-			g.Expect(annotations).NotTo(HaveKey(framework.FailoverFromAnnotation))
+			g.Expect(labels).NotTo(HaveKey(workv1alpha2.FailoverReasonLabel))
+			g.Expect(annotations).NotTo(HaveKey(workv1alpha2.FailoverFromAnnotation))
 		}).Should(Succeed())
 	})
 

@@ -8,6 +8,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
+	workv1alpha2 "github.com/karmada-failover/lab/apis/work/v1alpha2"
 	"github.com/karmada-failover/lab/e2e/framework"
 )
 
@@ -44,9 +45,9 @@ func FirstPlacementSpec(ctx context.Context, inputGetter func() FirstPlacementSp
 		Expect(e.waitPlaced(ctx, name)).To(Equal([]string{input.Cluster}))
 		Expect(e.history(ctx, name)).To(BeEmpty())
 		labels, annotations := e.memberMeta(ctx, input.Cluster, name)
-		Expect(labels).NotTo(HaveKey(framework.FailoverReasonLabel))
+		Expect(labels).NotTo(HaveKey(workv1alpha2.FailoverReasonLabel))
 		Expect(labels).NotTo(HaveKey(stateLabel))
-		Expect(annotations).NotTo(HaveKey(framework.FailoverFromAnnotation))
+		Expect(annotations).NotTo(HaveKey(workv1alpha2.FailoverFromAnnotation))
 	})
 
 	AfterEach(func(ctx SpecContext) { e.finish(ctx) }, NodeTimeout(finishTimeout))

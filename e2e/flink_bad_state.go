@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/dynamic"
 
+	workv1alpha2 "github.com/karmada-failover/lab/apis/work/v1alpha2"
 	"github.com/karmada-failover/lab/e2e/framework"
 	labapi "github.com/karmada-failover/lab/lab"
 	"github.com/karmada-failover/lab/lab/config"
@@ -59,11 +60,11 @@ func BadCarriedStateSpec(ctx context.Context, inputGetter func() BadCarriedState
 		fds := dyn.Resource(framework.FlinkDeploymentGVR).Namespace(e.ns)
 		carried := func(name, checkpointDir, jobID string) *unstructured.Unstructured {
 			fd := framework.NewFlinkDeployment(e.ns, name, checkpointDir)
-			fd.SetLabels(map[string]string{framework.FailoverReasonLabel: "ClusterFailure", jobIDLabel: jobID})
+			fd.SetLabels(map[string]string{workv1alpha2.FailoverReasonLabel: "ClusterFailure", jobIDLabel: jobID})
 			fd.SetAnnotations(map[string]string{
-				framework.FailoverTimeAnnotation:          time.Now().UTC().Format(time.RFC3339),
-				framework.FailoverFromAnnotation:          "member-gone",
-				framework.FailoverPreservedKeysAnnotation: jobIDLabel,
+				workv1alpha2.FailoverTimeAnnotation:          time.Now().UTC().Format(time.RFC3339),
+				workv1alpha2.FailoverFromAnnotation:          "member-gone",
+				workv1alpha2.FailoverPreservedKeysAnnotation: jobIDLabel,
 			})
 			return fd
 		}

@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 
+	workv1alpha2 "github.com/karmada-failover/lab/apis/work/v1alpha2"
 	"github.com/karmada-failover/lab/e2e/framework"
 	labapi "github.com/karmada-failover/lab/lab"
 	"github.com/karmada-failover/lab/lab/config"
@@ -413,9 +414,9 @@ func recreateAfterFailover(ctx context.Context, e *specEnv, l *framework.Lab, na
 	e.eventually(ctx, "wait-cleanup", func(g Gomega, ctx context.Context) {
 		fd, err := fds.Get(ctx, name, metav1.GetOptions{})
 		g.Expect(err).NotTo(HaveOccurred())
-		g.Expect(fd.GetLabels()).To(HaveKey(framework.FailoverReasonLabel), "the marker stays")
+		g.Expect(fd.GetLabels()).To(HaveKey(workv1alpha2.FailoverReasonLabel), "the marker stays")
 		g.Expect(fd.GetLabels()).NotTo(HaveKey(jobIDLabel), "no job id once the failover is complete")
-		g.Expect(fd.GetAnnotations()).NotTo(HaveKey(framework.FailoverPreservedKeysAnnotation))
+		g.Expect(fd.GetAnnotations()).NotTo(HaveKey(workv1alpha2.FailoverPreservedKeysAnnotation))
 	}).Should(Succeed())
 	e.timeline.Mark("job id removed from " + dest)
 
@@ -494,9 +495,9 @@ func ForgedMarkerSpec(ctx context.Context, inputGetter func() ForgedMarkerSpecIn
 		fds := e.flinkInMember(ctx, input.Lab.Member(input.Cluster))
 		forged := func(time string) *unstructured.Unstructured {
 			fd := framework.NewFlinkDeployment(e.ns, name, "s3://flink-checkpoints/"+e.ns+"/"+name)
-			fd.SetLabels(map[string]string{framework.FailoverReasonLabel: "ClusterFailure", jobIDLabel: "0123456789abcdef0123456789abcdef"})
+			fd.SetLabels(map[string]string{workv1alpha2.FailoverReasonLabel: "ClusterFailure", jobIDLabel: "0123456789abcdef0123456789abcdef"})
 			if time != "" {
-				fd.SetAnnotations(map[string]string{framework.FailoverTimeAnnotation: time})
+				fd.SetAnnotations(map[string]string{workv1alpha2.FailoverTimeAnnotation: time})
 			}
 			return fd
 		}

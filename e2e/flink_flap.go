@@ -17,6 +17,7 @@ import (
 	policyv1alpha1 "github.com/karmada-io/karmada/pkg/apis/policy/v1alpha1"
 
 	"github.com/karmada-failover/lab/e2e/framework"
+	labapi "github.com/karmada-failover/lab/lab"
 )
 
 // FlinkFlapSpecInput is the input of FlinkFlapSpec.
@@ -45,7 +46,7 @@ func FlinkFlapSpec(ctx context.Context, inputGetter func() FlinkFlapSpecInput) {
 	BeforeEach(func(ctx SpecContext) {
 		input = inputGetter()
 		skipWithoutFlinkRunner(input.Lab)
-		skipUnsupported(input.Lab, framework.FaultPartition)
+		skipUnsupported(input.Lab, labapi.FaultPartition)
 		Expect(input.Period).To(BeNumerically(">", 0), "Invalid argument. Period")
 		Expect(input.Duration).To(BeNumerically(">", input.Period), "Invalid argument. Duration")
 		e = newSpecEnv(ctx, "flink-flap", input.E2EConfig, input.Lab, input.ArtifactFolder)

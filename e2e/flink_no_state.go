@@ -18,6 +18,7 @@ import (
 
 	policyv1alpha1 "github.com/karmada-io/karmada/pkg/apis/policy/v1alpha1"
 
+	workv1alpha2 "github.com/karmada-failover/lab/apis/work/v1alpha2"
 	"github.com/karmada-failover/lab/e2e/framework"
 )
 
@@ -129,7 +130,7 @@ func FlinkNoStateSpec(ctx context.Context, inputGetter func() FlinkNoStateSpecIn
 		rto := time.Since(injected)
 		e.timeline.Mark("job RUNNING on " + dest)
 		Expect(fd.GetLabels()).To(HaveKeyWithValue(jobIDLabel, forgedJobID), "the template's own label reached %s", dest)
-		Expect(fd.GetAnnotations()).NotTo(HaveKey(framework.FailoverPreservedKeysAnnotation), "Karmada listed no preserved keys")
+		Expect(fd.GetAnnotations()).NotTo(HaveKey(workv1alpha2.FailoverPreservedKeysAnnotation), "Karmada listed no preserved keys")
 		Expect(fd.GetAnnotations()).To(HaveKeyWithValue(decisionAnnotation, "restored-latest-in-directory"))
 		Expect(fd.GetAnnotations()).To(HaveKeyWithValue("restore.lab.karmada.io/restored-job-id", old.JobID), "the old job's checkpoint, not the template's job id")
 		Expect(fd.GetAnnotations()).NotTo(HaveKey("restore.lab.karmada.io/from-job-id"))

@@ -18,7 +18,9 @@ import (
 
 	policyv1alpha1 "github.com/karmada-io/karmada/pkg/apis/policy/v1alpha1"
 
+	workv1alpha2 "github.com/karmada-failover/lab/apis/work/v1alpha2"
 	"github.com/karmada-failover/lab/e2e/framework"
+	labapi "github.com/karmada-failover/lab/lab"
 )
 
 // FlinkPartitionSpecInput is the input of FlinkPartitionSpec.
@@ -31,12 +33,12 @@ type FlinkPartitionSpecInput struct {
 	// before the new one starts) or Gracefully (upstream starts the new copy
 	// first: two writers while the old member is partitioned).
 	PurgeMode policyv1alpha1.PurgeMode
-	// Fault cuts Karmada off the source: framework.FaultPartition (the member
-	// and its job keep running; the default) or framework.FaultStopCluster (the
+	// Fault cuts Karmada off the source: labapi.FaultPartition (the member
+	// and its job keep running; the default) or labapi.FaultStopCluster (the
 	// member crashes, SIGKILL, and comes back at the "heal"; Directly only:
 	// Gracefully after a crash is the "Flink cluster failover: the member
 	// crashes" scenario).
-	Fault framework.Fault
+	Fault labapi.Fault
 }
 
 // FlinkPartitionSpec: Karmada loses the network to the member that runs a
@@ -75,14 +77,14 @@ func FlinkPartitionSpec(ctx context.Context, inputGetter func() FlinkPartitionSp
 		input = inputGetter()
 		skipWithoutFlinkRunner(input.Lab)
 		if input.Fault == "" {
-			input.Fault = framework.FaultPartition
+			input.Fault = labapi.FaultPartition
 		}
 		skipUnsupported(input.Lab, input.Fault)
 		Expect(input.Candidates).To(HaveLen(2), "Invalid argument. Candidates must name the source's and the destination's candidates")
 		e = newSpecEnv(ctx, "flink-partition", input.E2EConfig, input.Lab, input.ArtifactFolder)
 		Expect(input.PurgeMode).To(BeElementOf(policyv1alpha1.PurgeModeDirectly, policyv1alpha1.PurgeModeGracefully), "Invalid argument. PurgeMode")
-		Expect(input.Fault).To(BeElementOf(framework.FaultPartition, framework.FaultStopCluster), "Invalid argument. Fault")
-		if input.Fault == framework.FaultStopCluster {
+		Expect(input.Fault).To(BeElementOf(labapi.FaultPartition, labapi.FaultStopCluster), "Invalid argument. Fault")
+		if input.Fault == labapi.FaultStopCluster {
 			Expect(input.PurgeMode).To(Equal(policyv1alpha1.PurgeModeDirectly), "Invalid argument. A crash with Gracefully is FlinkFailoverSpec")
 		}
 		e.timeline = framework.NewTimeline(fmt.Sprintf("Flink failover by %s, purge mode %s (%s)", input.Fault, input.PurgeMode, e.ns))
@@ -121,7 +123,7 @@ func FlinkPartitionSpec(ctx context.Context, inputGetter func() FlinkPartitionSp
 		oldREST := old.REST
 		e.timeline.Mark(fmt.Sprintf("job %s RUNNING on %s", old.JobID[:8], source))
 
-		crash := input.Fault == framework.FaultStopCluster
+		crash := input.Fault == labapi.FaultStopCluster
 		heal := func(ctx context.Context) error {
 			if crash {
 				return input.Lab.Provider.StartCluster(ctx, source)
@@ -269,10 +271,10 @@ func gracefullyTwoWriters(ctx context.Context, e *specEnv, l *framework.Lab, nam
 	By("Karmada withheld the old job's state from " + dest + ": the marker without the jobId, and a Warning on the binding")
 	fd, err := l.Member(dest).Dynamic().Resource(framework.FlinkDeploymentGVR).Namespace(e.ns).Get(ctx, name, metav1.GetOptions{})
 	Expect(err).NotTo(HaveOccurred())
-	Expect(fd.GetLabels()).To(HaveKeyWithValue(framework.FailoverReasonLabel, "ClusterFailure"), "the failover marker on %s", dest)
+	Expect(fd.GetLabels()).To(HaveKeyWithValue(workv1alpha2.FailoverReasonLabel, "ClusterFailure"), "the failover marker on %s", dest)
 	Expect(fd.GetLabels()).NotTo(HaveKey(jobIDLabel), "no jobId while the old job may still run")
 	Expect(fd.GetAnnotations()).NotTo(HaveKey(jobIDLabel))
-	Expect(fd.GetAnnotations()).NotTo(HaveKey(framework.FailoverPreservedKeysAnnotation))
+	Expect(fd.GetAnnotations()).NotTo(HaveKey(workv1alpha2.FailoverPreservedKeysAnnotation))
 	// Karmada created it with failover.karmada.io/state-withheld (removed once the
 	// eviction task is retired): the webhook restored nothing, by job id or otherwise.
 	Expect(fd.GetAnnotations()).To(HaveKeyWithValue(decisionAnnotation, "state-withheld"), "the restore webhook on %s admitted it without state", dest)

@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/karmada-failover/lab/e2e/framework"
+	labapi "github.com/karmada-failover/lab/lab"
 	"github.com/karmada-failover/lab/lab/flinkrunner"
 )
 
@@ -49,7 +50,7 @@ func FlinkRunnerRestartSpec(ctx context.Context, inputGetter func() FlinkMemberS
 	BeforeEach(func(ctx SpecContext) {
 		input = inputGetter()
 		skipWithoutFlinkRunner(input.Lab)
-		skipUnsupported(input.Lab, framework.FaultStarveFlink) // restarts the runner
+		skipUnsupported(input.Lab, labapi.FaultStarveFlink) // restarts the runner
 		e = newSpecEnv(ctx, "flink-runner-restart", input.E2EConfig, input.Lab, input.ArtifactFolder)
 		e.timeline = framework.NewTimeline(fmt.Sprintf("FlinkDeployment runner restarted on %s (%s)", input.Cluster, e.ns))
 	})

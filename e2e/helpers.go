@@ -20,6 +20,7 @@ import (
 
 	workv1alpha2 "github.com/karmada-failover/lab/apis/work/v1alpha2"
 	"github.com/karmada-failover/lab/e2e/framework"
+	labapi "github.com/karmada-failover/lab/lab"
 )
 
 // specEnv is what every spec of this suite works with: the lab, the config,
@@ -155,7 +156,7 @@ func (e *specEnv) finish(ctx context.Context) {
 const finishTimeout = 5 * time.Minute
 
 // skipUnsupported skips the spec when the lab's provider cannot inject fault, saying why.
-func skipUnsupported(l *framework.Lab, fault framework.Fault) {
+func skipUnsupported(l *framework.Lab, fault labapi.Fault) {
 	if err := l.Provider.Supports(fault); err != nil {
 		Skip(err.Error())
 	}

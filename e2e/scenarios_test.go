@@ -11,7 +11,7 @@ import (
 
 	policyv1alpha1 "github.com/karmada-io/karmada/pkg/apis/policy/v1alpha1"
 
-	"github.com/karmada-failover/lab/e2e/framework"
+	labapi "github.com/karmada-failover/lab/lab"
 	"github.com/karmada-failover/lab/lab/config"
 )
 
@@ -192,7 +192,7 @@ var _ = Describe("Flink cluster failover across a partition, purge mode Directly
 var _ = Describe("Flink cluster failover when the member crashes, purge mode Directly: no second job until the member is back", Label("lab", "fault", "crash", "flink", "slow"), func() {
 	FlinkPartitionSpec(context.TODO(), func() FlinkPartitionSpecInput {
 		return FlinkPartitionSpecInput{E2EConfig: e2eConfig, Lab: lab, ArtifactFolder: artifacts, Candidates: members(1, 2),
-			PurgeMode: policyv1alpha1.PurgeModeDirectly, Fault: framework.FaultStopCluster}
+			PurgeMode: policyv1alpha1.PurgeModeDirectly, Fault: labapi.FaultStopCluster}
 	})
 })
 

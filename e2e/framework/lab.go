@@ -17,17 +17,6 @@ import (
 // KarmadaContext is the context of the Karmada API server in karmada.config.
 const KarmadaContext = "karmada-apiserver"
 
-// Fault names a fault a scenario injects (see lab.Fault).
-type Fault = lab.Fault
-
-// The faults the scenarios inject, through Lab.Provider.
-const (
-	FaultStopCluster = lab.FaultStopCluster
-	FaultFailPods    = lab.FaultFailPods
-	FaultStarveFlink = lab.FaultStarveFlink
-	FaultPartition   = lab.FaultPartition
-)
-
 // Lab is the set of clusters the scenarios run against, and the provider that runs them.
 type Lab struct {
 	Karmada *ClusterProxy

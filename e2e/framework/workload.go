@@ -18,16 +18,6 @@ import (
 	"github.com/karmada-failover/lab/lab"
 )
 
-// Failover marker and state keys the patched binding controller puts on a
-// workload on the clusters it was failed over to (apis/, pinned to the
-// patched tree's pkg/apis/work/v1alpha2/well_known_constants.go).
-const (
-	FailoverReasonLabel             = workv1alpha2.FailoverReasonLabel
-	FailoverTimeAnnotation          = workv1alpha2.FailoverTimeAnnotation
-	FailoverFromAnnotation          = workv1alpha2.FailoverFromAnnotation
-	FailoverPreservedKeysAnnotation = workv1alpha2.FailoverPreservedKeysAnnotation
-)
-
 // NotReadyTaintKey is the taint the lab's ClusterTaintPolicy puts on a NotReady cluster.
 const NotReadyTaintKey = "cluster.karmada.io/not-ready"
 

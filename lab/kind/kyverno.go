@@ -171,7 +171,7 @@ func (l *Lab) waitKyvernoAdmission(ctx context.Context, member string) error {
 // to webhook, the registration comes back before Kyverno goes. The restore webhook keeps
 // running either way: the policy calls its /locate.
 func (l *Lab) switchRestore(ctx context.Context, mode string) error {
-	if mode == RestoreWebhook {
+	if mode == config.RestoreWebhook {
 		for _, m := range l.members() {
 			if err := l.registerRestoreWebhook(ctx, m); err != nil {
 				return err
@@ -215,11 +215,11 @@ func (l *Lab) switchRestore(ctx context.Context, mode string) error {
 // the webhook (installRestore) and switch once the FlinkDeployment CRD the policy names
 // is there (installFlink where images are built, the operator's chart where pulled).
 func (l *Lab) upKyverno(ctx context.Context) error {
-	if l.restore != RestoreKyverno {
+	if l.restore != config.RestoreKyverno {
 		fmt.Fprintln(l.out, "   skipped: the members restore by the webhook (LAB_RESTORE=kyverno switches them to Kyverno)")
 		return nil
 	}
-	return l.switchRestore(ctx, RestoreKyverno)
+	return l.switchRestore(ctx, config.RestoreKyverno)
 }
 
 // Restore is the members' restore mode (lab.RestoreModes): the running lab's record, or

@@ -33,12 +33,6 @@ import (
 	"github.com/karmada-failover/lab/lab/kind/engine"
 )
 
-// Restore modes (LAB_RESTORE).
-const (
-	RestoreWebhook = config.RestoreWebhook
-	RestoreKyverno = config.RestoreKyverno
-)
-
 // Lab is a kind lab.
 type Lab struct {
 	Cfg *config.Config
@@ -59,7 +53,7 @@ type Lab struct {
 
 // New returns the kind lab of cfg; LAB_RESTORE picks the restore mode.
 func New(cfg *config.Config) (*Lab, error) {
-	l := &Lab{Cfg: cfg, restore: RestoreWebhook, ImageTag: "lab-" + string(cfg.Karmada), out: io.Discard}
+	l := &Lab{Cfg: cfg, restore: config.RestoreWebhook, ImageTag: "lab-" + string(cfg.Karmada), out: io.Discard}
 	if cfg.Restore != "" {
 		l.restore = cfg.Restore
 	}

@@ -16,23 +16,15 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation"
 
-	workv1alpha2 "github.com/karmada-failover/lab/apis/work/v1alpha2"
 	"github.com/karmada-failover/lab/restore/checkpoint"
 )
 
-// Karmada's failover markers (patched Karmada, see the project's patch set).
+// The failover markers Karmada puts on a workload are named in apis/work/v1alpha2
+// (workv1alpha2.FailoverReasonLabel and the Failover*Annotation keys): only the
+// keys listed in workv1alpha2.FailoverPreservedKeysAnnotation are read as state,
+// and nothing is restored from the clusters named in
+// workv1alpha2.FailoverStateWithheldAnnotation.
 const (
-	LabelFailoverReason = workv1alpha2.FailoverReasonLabel
-	AnnotationFrom      = workv1alpha2.FailoverFromAnnotation
-	AnnotationTime      = workv1alpha2.FailoverTimeAnnotation
-	// AnnotationPreservedKeys lists the keys Karmada put preserved state
-	// under; only those are read (a template can carry a key named like the
-	// alias label itself, and Karmada propagates it when it carries no state).
-	AnnotationPreservedKeys = workv1alpha2.FailoverPreservedKeysAnnotation
-	// AnnotationStateWithheld names the clusters whose job Karmada does not
-	// confirm stopped: their state must not be restored by any means.
-	AnnotationStateWithheld = workv1alpha2.FailoverStateWithheldAnnotation
-
 	// DefaultJobIDKey is the StatePreservation alias label name used by the
 	// lab's PropagationPolicy ({.jobStatus.jobId}).
 	DefaultJobIDKey = "flink.lab.karmada.io/job-id"

@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	workv1alpha2 "github.com/karmada-failover/lab/apis/work/v1alpha2"
+
 	jsonpatch "github.com/evanphx/json-patch/v5"
 	admissionv1 "k8s.io/api/admission/v1"
 	authenticationv1 "k8s.io/api/authentication/v1"
@@ -204,15 +206,15 @@ func with[V any](m map[string]V, pairs ...any) map[string]V {
 }
 
 func marker(extra ...any) map[string]string {
-	return with(map[string]string{LabelFailoverReason: "ClusterFailure", DefaultJobIDKey: oldJob, "app": "wordcount"}, extra...)
+	return with(map[string]string{workv1alpha2.FailoverReasonLabel: "ClusterFailure", DefaultJobIDKey: oldJob, "app": "wordcount"}, extra...)
 }
 
 func karmadaAnn(extra ...any) map[string]string {
-	return with(map[string]string{AnnotationFrom: "member1", AnnotationTime: failoverTime, AnnotationPreservedKeys: DefaultJobIDKey}, extra...)
+	return with(map[string]string{workv1alpha2.FailoverFromAnnotation: "member1", workv1alpha2.FailoverTimeAnnotation: failoverTime, workv1alpha2.FailoverPreservedKeysAnnotation: DefaultJobIDKey}, extra...)
 }
 
 func expiredAnn(extra ...any) map[string]string {
-	return karmadaAnn(append([]any{AnnotationTime, expiredTime}, extra...)...)
+	return karmadaAnn(append([]any{workv1alpha2.FailoverTimeAnnotation, expiredTime}, extra...)...)
 }
 
 func conf(dir string, extra ...any) map[string]any {

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"testing"
 
+	workv1alpha2 "github.com/karmada-failover/lab/apis/work/v1alpha2"
+
 	admissionv1 "k8s.io/api/admission/v1"
 	authenticationv1 "k8s.io/api/authentication/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -234,7 +236,7 @@ func TestLocateMatchesMutate(t *testing.T) {
 		"outside":        fd(marker(), karmadaAnn(), conf("s3://flink-checkpoints/team-b/x"), job()),
 	}
 	restoredOld := fd(marker(), map[string]string{AnnotationDecision: DecisionRestored, AnnotationCheckpoint: chk12, AnnotationFromJobID: oldJob,
-		AnnotationPreservedKeys: DefaultJobIDKey}, conf(ckptDir), job("initialSavepointPath", chk12, "upgradeMode", "savepoint"))
+		workv1alpha2.FailoverPreservedKeysAnnotation: DefaultJobIDKey}, conf(ckptDir), job("initialSavepointPath", chk12, "upgradeMode", "savepoint"))
 	type pair struct{ object, old []byte }
 	updates := map[string]pair{
 		"UPDATE, marker newly present":           {fd(marker(), karmadaAnn(), conf(ckptDir), job()), fd(map[string]string{"app": "wordcount"}, nil, conf(ckptDir), job())},
@@ -321,7 +323,7 @@ func TestEndToEndFileStore(t *testing.T) {
 			}
 
 			spConf := conf(dir, "state.savepoints.dir", "file://"+root+"/sp")
-			resp := roundTrip(t, h, admissionRequest("", karmadaSA, fd(marker(), map[string]string{AnnotationPreservedKeys: DefaultJobIDKey}, spConf, job()), nil))
+			resp := roundTrip(t, h, admissionRequest("", karmadaSA, fd(marker(), map[string]string{workv1alpha2.FailoverPreservedKeysAnnotation: DefaultJobIDKey}, spConf, job()), nil))
 			wantPatch := patch(`{"op":"add","path":"/spec/job/initialSavepointPath","value":`+jsonString(want)+`}`, setSavepoint,
 				`{"op":"add","path":"/metadata/annotations/restore.lab.karmada.io~1checkpoint","value":`+jsonString(want)+`}`,
 				`{"op":"add","path":"/metadata/annotations/restore.lab.karmada.io~1decision","value":"restored"}`,

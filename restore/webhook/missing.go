@@ -5,6 +5,8 @@ import (
 	"net/http"
 	"time"
 
+	workv1alpha2 "github.com/karmada-failover/lab/apis/work/v1alpha2"
+
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -79,21 +81,21 @@ func (h *Handler) missing(r *review, c cause, why string) {
 // graceWait returns why the object is still denied under deny-until-grace,
 // or "" once failover.karmada.io/time + MissingGrace has passed.
 func (h *Handler) graceWait(f *flinkDeployment, fallback string) string {
-	ts := f.Metadata.Annotations[AnnotationTime]
+	ts := f.Metadata.Annotations[workv1alpha2.FailoverTimeAnnotation]
 	if ts == "" {
 		return fmt.Sprintf("denied until Karmada sets %s, which starts the grace period (--missing-grace=%s) after which %s",
-			AnnotationTime, h.cfg.MissingGrace, fallback)
+			workv1alpha2.FailoverTimeAnnotation, h.cfg.MissingGrace, fallback)
 	}
 	start, err := time.Parse(time.RFC3339, ts)
 	if err != nil {
-		return fmt.Sprintf("denied: %s=%q is not an RFC 3339 time, so the grace period (--missing-grace=%s) cannot start", AnnotationTime, ts, h.cfg.MissingGrace)
+		return fmt.Sprintf("denied: %s=%q is not an RFC 3339 time, so the grace period (--missing-grace=%s) cannot start", workv1alpha2.FailoverTimeAnnotation, ts, h.cfg.MissingGrace)
 	}
 	end := start.Add(h.cfg.MissingGrace)
 	if !h.cfg.Now().Before(end) {
 		return ""
 	}
 	return fmt.Sprintf("denied until %s (%s %s + --missing-grace=%s) so that Karmada retries; after that %s",
-		end.UTC().Format(time.RFC3339), AnnotationTime, ts, h.cfg.MissingGrace, fallback)
+		end.UTC().Format(time.RFC3339), workv1alpha2.FailoverTimeAnnotation, ts, h.cfg.MissingGrace, fallback)
 }
 
 // event emits a Warning Event on the object (not for dry runs). On CREATE

@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	workv1alpha2 "github.com/karmada-failover/lab/apis/work/v1alpha2"
+
 	authenticationv1 "k8s.io/api/authentication/v1"
 )
 
@@ -30,7 +32,7 @@ func TestOnMissing(t *testing.T) {
 			400, "Karmada could not extract the job id", DecisionNoJobID, false},
 		{"state withheld by Karmada (the old job is not confirmed stopped)", karmadaSA,
 			func(ann map[string]string) []byte {
-				withheld := map[string]string{AnnotationStateWithheld: "member1"}
+				withheld := map[string]string{workv1alpha2.FailoverStateWithheldAnnotation: "member1"}
 				for k, v := range ann {
 					withheld[k] = v
 				}
@@ -67,9 +69,9 @@ func TestOnMissing(t *testing.T) {
 	}{
 		{name: "deny-until-grace, within the grace period", ann: karmadaAnn(),
 			message: "denied until 2026-12-01T10:05:00Z (failover.karmada.io/time 2026-12-01T10:00:00Z + --missing-grace=5m0s) so that Karmada retries; after that the job starts without state"},
-		{name: "deny-until-grace, no failover time yet", ann: map[string]string{AnnotationFrom: "member1", AnnotationPreservedKeys: DefaultJobIDKey},
+		{name: "deny-until-grace, no failover time yet", ann: map[string]string{workv1alpha2.FailoverFromAnnotation: "member1", workv1alpha2.FailoverPreservedKeysAnnotation: DefaultJobIDKey},
 			message: "denied until Karmada sets failover.karmada.io/time"},
-		{name: "deny-until-grace, malformed failover time", ann: karmadaAnn(AnnotationTime, "yesterday"),
+		{name: "deny-until-grace, malformed failover time", ann: karmadaAnn(workv1alpha2.FailoverTimeAnnotation, "yesterday"),
 			message: `failover.karmada.io/time="yesterday" is not an RFC 3339 time`},
 		{name: "deny-until-grace, longer grace", ann: expiredAnn(), cfg: func(c *Config) { c.MissingGrace = 2 * time.Hour },
 			message: "denied until 2026-12-01T11:00:00Z"},

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"time"
 
+	workv1alpha2 "github.com/karmada-failover/lab/apis/work/v1alpha2"
+
 	"github.com/go-logr/logr"
 	admissionv1 "k8s.io/api/admission/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -22,14 +24,6 @@ import (
 
 	"github.com/karmada-failover/lab/apis/flink"
 	"github.com/karmada-failover/lab/restore/checkpoint"
-)
-
-// Flink configuration keys, newest first (Flink resolves the current key
-// before its deprecated aliases; see CheckpointingOptions).
-var (
-	checkpointDirKeys = flink.CheckpointDirKeys
-	savepointDirKeys  = flink.SavepointDirKeys
-	createSubdirKeys  = flink.CreateSubdirKeys
 )
 
 // flinkDeployment holds the fields of a FlinkDeployment the webhook reads.
@@ -71,13 +65,13 @@ func (f *flinkDeployment) savepointPath() string {
 // and Karmada propagates it unchanged when it carries no state. forged is
 // the value of such an unlisted key ("" when absent).
 func (h *Handler) marker(f *flinkDeployment) (reason, jobID, forged string) {
-	reason = f.Metadata.Labels[LabelFailoverReason]
+	reason = f.Metadata.Labels[workv1alpha2.FailoverReasonLabel]
 	value := f.Metadata.Labels[h.cfg.JobIDKey]
 	if value == "" {
 		value = f.Metadata.Annotations[h.cfg.JobIDKey]
 	}
 	value = strings.TrimSpace(value)
-	if !slices.Contains(strings.Split(f.Metadata.Annotations[AnnotationPreservedKeys], ","), h.cfg.JobIDKey) {
+	if !slices.Contains(strings.Split(f.Metadata.Annotations[workv1alpha2.FailoverPreservedKeysAnnotation], ","), h.cfg.JobIDKey) {
 		return strings.TrimSpace(reason), "", value
 	}
 	return strings.TrimSpace(reason), value, ""
@@ -310,21 +304,21 @@ func (h *Handler) restore(ctx context.Context, r *review) {
 		r.log.Warn("failover marker set by an untrusted requester", "groups", r.req.UserInfo.Groups)
 		h.missing(r, causeUntrusted, fmt.Sprintf("failover markers (%s) are honoured only from Karmada's identity (%s), not from %q: "+
 			"if this is Karmada (e.g. karmada-agent in Pull mode), configure its identity (--sync-mode, --cluster-name, --trusted-username); users must not set %s",
-			LabelFailoverReason, h.cfg.Trust.describe(), r.req.UserInfo.Username, LabelFailoverReason))
+			workv1alpha2.FailoverReasonLabel, h.cfg.Trust.describe(), r.req.UserInfo.Username, workv1alpha2.FailoverReasonLabel))
 		return
 	}
-	if withheld := strings.TrimSpace(f.Metadata.Annotations[AnnotationStateWithheld]); withheld != "" {
+	if withheld := strings.TrimSpace(f.Metadata.Annotations[workv1alpha2.FailoverStateWithheldAnnotation]); withheld != "" {
 		// Karmada does not confirm the old job stopped: restoring its state, by
 		// the job id or from the checkpoint directory, would start a second
 		// instance of it.
 		h.missing(r, causeStateWithheld, fmt.Sprintf("%s=%s: Karmada withholds the old job's state because the job on %s is not "+
 			"confirmed stopped (a PreservedStateWithheld event on the binding: purge mode other than Directly and the cluster not "+
-			"tainted failover.karmada.io/out-of-service); nothing is restored", AnnotationStateWithheld, withheld, withheld))
+			"tainted failover.karmada.io/out-of-service); nothing is restored", workv1alpha2.FailoverStateWithheldAnnotation, withheld, withheld))
 		return
 	}
 	if r.jobID == "" && r.forged != "" {
 		r.log.Warn("job id key not carried by Karmada: ignored", "key", h.cfg.JobIDKey, "value", r.forged)
-		r.warn("%s=%q is the resource template's own value, not listed in %s: ignored", h.cfg.JobIDKey, r.forged, AnnotationPreservedKeys)
+		r.warn("%s=%q is the resource template's own value, not listed in %s: ignored", h.cfg.JobIDKey, r.forged, workv1alpha2.FailoverPreservedKeysAnnotation)
 	}
 	if r.jobID != "" {
 		if err := checkpoint.ValidateJobID(r.jobID); err != nil {
@@ -368,7 +362,7 @@ func (h *Handler) restore(ctx context.Context, r *review) {
 	case errors.Is(err, checkpoint.ErrNotFound) && r.jobID == "":
 		h.missing(r, causeNoJobID, fmt.Sprintf("%s=%s without a job id and no completed checkpoint (chk-N/_metadata) of any job "+
 			"under %s: Karmada could not extract the job id (check the PropagationPolicy's statePreservation rule and the old "+
-			"object's status.jobStatus.jobId)", LabelFailoverReason, r.reason, dir.String()))
+			"object's status.jobStatus.jobId)", workv1alpha2.FailoverReasonLabel, r.reason, dir.String()))
 	case errors.Is(err, checkpoint.ErrNotFound):
 		h.missing(r, causeNoCheckpoint, fmt.Sprintf("no completed checkpoint (chk-N/_metadata) of %s under %s", of, dir.String()))
 	case errors.Is(err, checkpoint.ErrInvalid):
@@ -487,7 +481,7 @@ func (h *Handler) reportVerification(r *review, cp checkpoint.Checkpoint) {
 // inside the namespace's area; ok is false otherwise (savepoints are then not
 // looked for).
 func (h *Handler) savepointDir(r *review) (dir checkpoint.Location, ok bool) {
-	uri := r.f.conf(savepointDirKeys)
+	uri := r.f.conf(flink.SavepointDirKeys)
 	if uri == "" {
 		return dir, false
 	}
@@ -536,17 +530,17 @@ func (h *Handler) keepUserSavepoint(r *review) {
 // flinkConfiguration or --default-checkpoint-dir; ok is false when the
 // request has been decided (no directory, unusable or outside the prefix).
 func (h *Handler) checkpointDir(r *review) (dir checkpoint.Location, ok bool) {
-	dirURI := r.f.conf(checkpointDirKeys)
+	dirURI := r.f.conf(flink.CheckpointDirKeys)
 	if dirURI == "" && h.cfg.DefaultCheckpointDir != "" {
 		dirURI = render(h.cfg.DefaultCheckpointDir, r.namespace)
 	}
 	if dirURI == "" {
 		h.missing(r, causeNoCheckpointDir, fmt.Sprintf("spec.flinkConfiguration sets no checkpoint directory (%s): "+
-			"if the operator's default configuration sets one, start the webhook with --default-checkpoint-dir", strings.Join(checkpointDirKeys, ", ")))
+			"if the operator's default configuration sets one, start the webhook with --default-checkpoint-dir", strings.Join(flink.CheckpointDirKeys, ", ")))
 		return checkpoint.Location{}, false
 	}
-	if v := strings.ToLower(r.f.conf(createSubdirKeys)); v == "false" {
-		h.missing(r, causeNoCheckpointDir, fmt.Sprintf("%s is false: checkpoints are not stored per job id, so job %s's cannot be told apart", createSubdirKeys[0], r.jobID))
+	if v := strings.ToLower(r.f.conf(flink.CreateSubdirKeys)); v == "false" {
+		h.missing(r, causeNoCheckpointDir, fmt.Sprintf("%s is false: checkpoints are not stored per job id, so job %s's cannot be told apart", flink.CreateSubdirKeys[0], r.jobID))
 		return checkpoint.Location{}, false
 	}
 	dir, err := checkpoint.ParseLocation(dirURI)
@@ -618,14 +612,14 @@ func (h *Handler) upgradeMode(r *review) string {
 	switch {
 	case mode == "savepoint" || h.cfg.UpgradeMode == UpgradeModeNever:
 		return ""
-	case h.cfg.UpgradeMode == UpgradeModeAlways || r.f.conf(savepointDirKeys) != "":
+	case h.cfg.UpgradeMode == UpgradeModeAlways || r.f.conf(flink.SavepointDirKeys) != "":
 		return "savepoint"
 	}
 	if mode == "" {
 		mode = "stateless"
 	}
 	r.warn("upgradeMode left as %s: no savepoint directory (%s) is configured and the operator rejects upgradeMode savepoint without one; the first deployment still restores from initialSavepointPath",
-		mode, savepointDirKeys[0])
+		mode, flink.SavepointDirKeys[0])
 	return ""
 }
 

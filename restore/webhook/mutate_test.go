@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	workv1alpha2 "github.com/karmada-failover/lab/apis/work/v1alpha2"
+
 	admissionv1 "k8s.io/api/admission/v1"
 	authenticationv1 "k8s.io/api/authentication/v1"
 )
@@ -58,7 +60,7 @@ func TestMutate(t *testing.T) {
 		{
 			name:   "restored, object with only Karmada's preserved-keys annotation",
 			user:   karmadaSA,
-			object: fd(marker(), map[string]string{AnnotationPreservedKeys: DefaultJobIDKey}, conf(ckptDir), job()),
+			object: fd(marker(), map[string]string{workv1alpha2.FailoverPreservedKeysAnnotation: DefaultJobIDKey}, conf(ckptDir), job()),
 
 			lookups: 1,
 			want:    expect{allowed: true, patch: restorePatch},
@@ -66,21 +68,21 @@ func TestMutate(t *testing.T) {
 		{
 			name:   "job id label the template carries itself (not in preserved-keys): ignored, the newest checkpoint under the directory restored",
 			user:   karmadaSA,
-			object: fd(marker(), karmadaAnn(AnnotationPreservedKeys, ""), conf(ckptDir), job()),
+			object: fd(marker(), karmadaAnn(workv1alpha2.FailoverPreservedKeysAnnotation, ""), conf(ckptDir), job()),
 
 			want: expect{allowed: true, patch: lineagePatch, warning: "is the resource template's own value, not listed in failover.karmada.io/preserved-keys: ignored"},
 		},
 		{
 			name:   "marker without a job id (Karmada removed it once the failover completed; the object is re-created): newest checkpoint under the directory",
 			user:   karmadaSA,
-			object: fd(marker(DefaultJobIDKey, ""), map[string]string{AnnotationFrom: "member1", AnnotationTime: expiredTime}, conf(ckptDir), job()),
+			object: fd(marker(DefaultJobIDKey, ""), map[string]string{workv1alpha2.FailoverFromAnnotation: "member1", workv1alpha2.FailoverTimeAnnotation: expiredTime}, conf(ckptDir), job()),
 
 			want: expect{allowed: true, patch: lineagePatch, warning: "no job id carried: restoring the newest completed checkpoint"},
 		},
 		{
 			name:   "state withheld: nothing restored, denied within the grace, no lookup",
 			user:   karmadaSA,
-			object: fd(marker(DefaultJobIDKey, ""), map[string]string{AnnotationFrom: "member1", AnnotationTime: failoverTime, AnnotationStateWithheld: "member1"}, conf(ckptDir), job()),
+			object: fd(marker(DefaultJobIDKey, ""), map[string]string{workv1alpha2.FailoverFromAnnotation: "member1", workv1alpha2.FailoverTimeAnnotation: failoverTime, workv1alpha2.FailoverStateWithheldAnnotation: "member1"}, conf(ckptDir), job()),
 
 			want:     expect{code: 409, message: "Karmada withholds the old job's state because the job on member1 is not confirmed stopped"},
 			noLookup: true,
@@ -88,21 +90,21 @@ func TestMutate(t *testing.T) {
 		{
 			name:   "job id label listed among other preserved keys: restored",
 			user:   karmadaSA,
-			object: fd(marker(), karmadaAnn(AnnotationPreservedKeys, "example.com/other,"+DefaultJobIDKey), conf(ckptDir), job()),
+			object: fd(marker(), karmadaAnn(workv1alpha2.FailoverPreservedKeysAnnotation, "example.com/other,"+DefaultJobIDKey), conf(ckptDir), job()),
 
 			want: expect{allowed: true, patch: restorePatch}, lookups: 1,
 		},
 		{
 			name:   "preserved-keys names another key only: the template's job id label is ignored",
 			user:   karmadaSA,
-			object: fd(marker(), karmadaAnn(AnnotationPreservedKeys, "example.com/other"), conf(ckptDir), job()),
+			object: fd(marker(), karmadaAnn(workv1alpha2.FailoverPreservedKeysAnnotation, "example.com/other"), conf(ckptDir), job()),
 
 			want: expect{allowed: true, patch: lineagePatch, warning: "is the resource template's own value"},
 		},
 		{
 			name:   "forged job id label, nothing under the directory, after the grace: admitted without state, decision no-job-id, Warning event",
 			user:   karmadaSA,
-			object: fd(marker(), expiredAnn(AnnotationPreservedKeys, ""), conf("s3://flink-checkpoints/team-a/empty"), job()),
+			object: fd(marker(), expiredAnn(workv1alpha2.FailoverPreservedKeysAnnotation, ""), conf("s3://flink-checkpoints/team-a/empty"), job()),
 
 			want: expect{allowed: true, patch: `[{"op":"add","path":"/metadata/annotations/restore.lab.karmada.io~1decision","value":"` + DecisionNoJobID + `"}]`,
 				warning: "Karmada could not extract the job id", events: 1},
@@ -120,7 +122,7 @@ func TestMutate(t *testing.T) {
 			cfg:  func(c *Config) { c.JobIDKey = "resourcebinding.karmada.io/failover-jobid" },
 			user: karmadaSA,
 			object: fd(marker(DefaultJobIDKey, "", "resourcebinding.karmada.io/failover-jobid", oldJob),
-				karmadaAnn(AnnotationPreservedKeys, "resourcebinding.karmada.io/failover-jobid"), conf(ckptDir), job()),
+				karmadaAnn(workv1alpha2.FailoverPreservedKeysAnnotation, "resourcebinding.karmada.io/failover-jobid"), conf(ckptDir), job()),
 
 			want: expect{allowed: true, patch: restorePatch}, lookups: 1,
 		},
@@ -341,7 +343,7 @@ func TestMutate(t *testing.T) {
 			user:   karmadaSA,
 			object: fd(marker(), karmadaAnn(), conf(ckptDir), job()),
 			oldObject: fd(marker(), map[string]string{AnnotationDecision: DecisionRestored, AnnotationCheckpoint: chk12, AnnotationFromJobID: oldJob,
-				AnnotationPreservedKeys: DefaultJobIDKey}, conf(ckptDir), job("initialSavepointPath", chk12, "upgradeMode", "savepoint")),
+				workv1alpha2.FailoverPreservedKeysAnnotation: DefaultJobIDKey}, conf(ckptDir), job("initialSavepointPath", chk12, "upgradeMode", "savepoint")),
 
 			want: expect{allowed: true, patch: restorePatch}, noLookup: true,
 		},

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	workv1alpha2 "github.com/karmada-failover/lab/apis/work/v1alpha2"
+
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/karmada-failover/lab/restore/checkpoint"
@@ -70,7 +72,7 @@ func TestReplicationLag(t *testing.T) {
 		h, events := newTestHandler(t, &checkpoint.Store{AllowFile: true, VerifyStateFiles: verify}, func(c *Config) {
 			c.PrefixTemplate = "file://" + root + "/{namespace}/"
 		})
-		resp := roundTrip(t, h, admissionRequest("", karmadaSA, fd(marker(), map[string]string{AnnotationPreservedKeys: DefaultJobIDKey}, conf("file://"+dir), job()), nil))
+		resp := roundTrip(t, h, admissionRequest("", karmadaSA, fd(marker(), map[string]string{workv1alpha2.FailoverPreservedKeysAnnotation: DefaultJobIDKey}, conf("file://"+dir), job()), nil))
 		if !resp.Allowed {
 			t.Fatalf("verify=%t: denied %+v", verify, resp.Result)
 		}
@@ -110,7 +112,7 @@ func TestReplicationLag(t *testing.T) {
 	h, _ := newTestHandler(t, &checkpoint.Store{AllowFile: true, VerifyStateFiles: true}, func(c *Config) {
 		c.PrefixTemplate = "file://" + root + "/{namespace}/"
 	})
-	resp := roundTrip(t, h, admissionRequest("", karmadaSA, fd(marker(), map[string]string{AnnotationPreservedKeys: DefaultJobIDKey}, conf("file://"+dir), job()), nil))
+	resp := roundTrip(t, h, admissionRequest("", karmadaSA, fd(marker(), map[string]string{workv1alpha2.FailoverPreservedKeysAnnotation: DefaultJobIDKey}, conf("file://"+dir), job()), nil))
 	msg := ""
 	if resp.Result != nil {
 		msg = resp.Result.Message
