@@ -2,7 +2,6 @@ package webhook
 
 import (
 	"context"
-	"crypto/sha256"
 	"errors"
 	"fmt"
 	"net"
@@ -14,7 +13,11 @@ import (
 
 	"golang.org/x/time/rate"
 	authenticationv1 "k8s.io/api/authentication/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/apiserver/pkg/authentication/authenticator"
+	tokencache "k8s.io/apiserver/pkg/authentication/token/cache"
+	tokenwebhook "k8s.io/apiserver/plugin/pkg/authenticator/token/webhook"
+	authenticationv1client "k8s.io/client-go/kubernetes/typed/authentication/v1"
 )
 
 // Endpoints that CallerAuth.AllowAnonymous can open to unauthenticated
@@ -202,69 +205,52 @@ func (t *limiterTable) allow(key string) bool {
 	return l.Allow()
 }
 
-// TokenReviewCreator creates TokenReviews; client-go's
-// AuthenticationV1().TokenReviews() satisfies it.
-type TokenReviewCreator interface {
-	Create(ctx context.Context, tr *authenticationv1.TokenReview, opts metav1.CreateOptions) (*authenticationv1.TokenReview, error)
+// DefaultTokenReviewTTL is how long a successful TokenReview is remembered.
+const DefaultTokenReviewTTL = time.Minute
+
+// NewKubeTokenReviewer authenticates bearer tokens with the API server's
+// TokenReview API (RBAC: create tokenreviews, e.g. ClusterRole
+// system:auth-delegator) as Kubernetes' aggregated API servers do in their
+// delegated authentication: k8s.io/apiserver's TokenReview authenticator
+// behind its token cache. Successful reviews are remembered for ttl (0 means
+// DefaultTokenReviewTTL), failures are not; a review that fails at the API
+// server is retried briefly.
+func NewKubeTokenReviewer(client authenticationv1client.AuthenticationV1Interface, ttl time.Duration) (TokenReviewer, error) {
+	if ttl <= 0 {
+		ttl = DefaultTokenReviewTTL
+	}
+	noMetrics := tokenwebhook.AuthenticatorMetrics{
+		RecordRequestTotal:   func(context.Context, string) {},
+		RecordRequestLatency: func(context.Context, string, float64) {},
+	}
+	retry := wait.Backoff{Duration: 200 * time.Millisecond, Factor: 2, Jitter: 0.2, Steps: 3}
+	wh, err := tokenwebhook.NewFromInterface(client, nil, retry, 5*time.Second, noMetrics)
+	if err != nil {
+		return nil, fmt.Errorf("TokenReview authenticator: %w", err)
+	}
+	return tokenReviewer{tokencache.New(wh, false, ttl, 0)}, nil
 }
 
-// KubeTokenReviewer authenticates tokens with the API server's TokenReview
-// API (RBAC: create tokenreviews, e.g. ClusterRole system:auth-delegator)
-// and remembers successful reviews for TTL.
-type KubeTokenReviewer struct {
-	Client TokenReviewCreator
-	// TTL of a successful review; 0 means one minute.
-	TTL time.Duration
-	// Now returns the current time (tests); nil means time.Now.
-	Now func() time.Time
-
-	mu    sync.Mutex
-	cache map[[sha256.Size]byte]cachedReview
-}
-
-type cachedReview struct {
-	user    authenticationv1.UserInfo
-	expires time.Time
-}
-
-// maxCachedReviews bounds the cache; when full it starts over.
-const maxCachedReviews = 1000
+// tokenReviewer adapts an authenticator.Token to TokenReviewer.
+type tokenReviewer struct{ token authenticator.Token }
 
 // ReviewToken implements TokenReviewer.
-func (k *KubeTokenReviewer) ReviewToken(ctx context.Context, token string) (authenticationv1.UserInfo, error) {
-	now := time.Now
-	if k.Now != nil {
-		now = k.Now
-	}
-	key := sha256.Sum256([]byte(token))
-	k.mu.Lock()
-	c, ok := k.cache[key]
-	k.mu.Unlock()
-	if ok && now().Before(c.expires) {
-		return c.user, nil
-	}
-	tr, err := k.Client.Create(ctx, &authenticationv1.TokenReview{Spec: authenticationv1.TokenReviewSpec{Token: token}}, metav1.CreateOptions{})
+func (t tokenReviewer) ReviewToken(ctx context.Context, token string) (authenticationv1.UserInfo, error) {
+	resp, ok, err := t.token.AuthenticateToken(ctx, token)
 	switch {
 	case err != nil:
 		return authenticationv1.UserInfo{}, fmt.Errorf("TokenReview: %w", err)
-	case !tr.Status.Authenticated:
-		msg := tr.Status.Error
-		if msg == "" {
-			msg = "not authenticated"
+	case !ok || resp == nil || resp.User == nil:
+		return authenticationv1.UserInfo{}, errors.New("TokenReview: not authenticated")
+	}
+	u := authenticationv1.UserInfo{Username: resp.User.GetName(), UID: resp.User.GetUID(), Groups: resp.User.GetGroups()}
+	for k, v := range resp.User.GetExtra() {
+		if u.Extra == nil {
+			u.Extra = map[string]authenticationv1.ExtraValue{}
 		}
-		return authenticationv1.UserInfo{}, errors.New(msg)
+		u.Extra[k] = v
 	}
-	ttl := k.TTL
-	if ttl <= 0 {
-		ttl = time.Minute
-	}
-	k.mu.Lock()
-	if k.cache == nil || len(k.cache) >= maxCachedReviews {
-		k.cache = map[[sha256.Size]byte]cachedReview{}
-	}
-	k.cache[key] = cachedReview{user: tr.Status.User, expires: now().Add(ttl)}
-	k.mu.Unlock()
-	return tr.Status.User, nil
+	return u, nil
 }
 
 // refuse answers a refused call.

@@ -15,13 +15,18 @@ import (
 	"math/big"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	authenticationv1client "k8s.io/client-go/kubernetes/typed/authentication/v1"
 
 	admissionv1 "k8s.io/api/admission/v1"
 	authenticationv1 "k8s.io/api/authentication/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
 )
 
 // testCA issues client certificates.
@@ -235,52 +240,77 @@ func equalInts(a, b []int) bool {
 	return true
 }
 
-// stubTokenReviews answers TokenReviews for token "good".
-type stubTokenReviews struct {
-	calls int
-	err   error
+// tokenReviewAPI serves the API server's TokenReview endpoint: "good" is
+// DefaultLocateCaller, any other token is refused; with fail set it answers 500.
+type tokenReviewAPI struct {
+	calls atomic.Int32
+	fail  atomic.Bool
 }
 
-func (s *stubTokenReviews) Create(_ context.Context, tr *authenticationv1.TokenReview, _ metav1.CreateOptions) (*authenticationv1.TokenReview, error) {
-	s.calls++
-	if s.err != nil {
-		return nil, s.err
+func (a *tokenReviewAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodPost || r.URL.Path != "/apis/authentication.k8s.io/v1/tokenreviews" {
+		http.NotFound(w, r)
+		return
 	}
-	out := tr.DeepCopy()
+	a.calls.Add(1)
+	if a.fail.Load() {
+		http.Error(w, "etcd is down", http.StatusInternalServerError)
+		return
+	}
+	var tr authenticationv1.TokenReview
+	if err := json.NewDecoder(r.Body).Decode(&tr); err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
 	if tr.Spec.Token == "good" {
-		out.Status = authenticationv1.TokenReviewStatus{Authenticated: true, User: authenticationv1.UserInfo{Username: DefaultLocateCaller}}
+		tr.Status = authenticationv1.TokenReviewStatus{Authenticated: true, User: authenticationv1.UserInfo{
+			Username: DefaultLocateCaller, Groups: []string{"system:serviceaccounts"}}}
 	} else {
-		out.Status = authenticationv1.TokenReviewStatus{Error: "invalid bearer token"}
+		tr.Status = authenticationv1.TokenReviewStatus{Error: "invalid bearer token"}
 	}
-	return out, nil
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(&tr)
 }
 
 func TestKubeTokenReviewer(t *testing.T) {
-	now := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
-	api := &stubTokenReviews{}
-	k := &KubeTokenReviewer{Client: api, TTL: time.Minute, Now: func() time.Time { return now }}
+	api := &tokenReviewAPI{}
+	srv := httptest.NewServer(api)
+	defer srv.Close()
+	client, err := authenticationv1client.NewForConfig(&rest.Config{Host: srv.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const ttl = 300 * time.Millisecond
+	k, err := NewKubeTokenReviewer(client, ttl)
+	if err != nil {
+		t.Fatal(err)
+	}
 	ctx := context.Background()
 	for i := range 3 {
 		u, err := k.ReviewToken(ctx, "good")
-		if err != nil || u.Username != DefaultLocateCaller {
+		if err != nil || u.Username != DefaultLocateCaller || !slices.Equal(u.Groups, []string{"system:serviceaccounts"}) {
 			t.Fatalf("review %d: %+v %v", i, u, err)
 		}
 	}
-	if api.calls != 1 {
-		t.Errorf("TokenReviews = %d, want 1 (cached)", api.calls)
+	if n := api.calls.Load(); n != 1 {
+		t.Errorf("TokenReviews = %d, want 1 (cached)", n)
 	}
-	now = now.Add(2 * time.Minute)
-	if _, err := k.ReviewToken(ctx, "good"); err != nil || api.calls != 2 {
-		t.Errorf("after the TTL: %v, %d TokenReviews, want 2", err, api.calls)
+	time.Sleep(2 * ttl)
+	if _, err := k.ReviewToken(ctx, "good"); err != nil || api.calls.Load() != 2 {
+		t.Errorf("after the TTL: %v, %d TokenReviews, want 2", err, api.calls.Load())
 	}
 	if _, err := k.ReviewToken(ctx, "bad"); err == nil || !strings.Contains(err.Error(), "invalid bearer token") {
 		t.Errorf("bad token: %v", err)
 	}
-	if _, err := k.ReviewToken(ctx, "bad"); err == nil || api.calls != 4 {
-		t.Errorf("failures are not cached: %v, %d TokenReviews", err, api.calls)
+	if _, err := k.ReviewToken(ctx, "bad"); err == nil || api.calls.Load() != 4 {
+		t.Errorf("failures are not cached: %v, %d TokenReviews", err, api.calls.Load())
 	}
-	api.err = errors.New("connection refused")
-	if _, err := k.ReviewToken(ctx, "other"); err == nil || !strings.Contains(err.Error(), "TokenReview: connection refused") {
+	api.fail.Store(true)
+	before := api.calls.Load()
+	if _, err := k.ReviewToken(ctx, "other"); err == nil || !strings.Contains(err.Error(), "TokenReview") {
 		t.Errorf("API error: %v", err)
+	}
+	if n := api.calls.Load() - before; n < 2 {
+		t.Errorf("a TokenReview the API server fails is retried: %d calls", n)
 	}
 }

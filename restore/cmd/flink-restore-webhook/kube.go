@@ -58,11 +58,11 @@ func newKubeClients(kubeconfig string) (*kubeClients, error) {
 	}, nil
 }
 
-func (k *kubeClients) tokenReviewer() webhook.TokenReviewer {
+func (k *kubeClients) tokenReviewer() (webhook.TokenReviewer, error) {
 	if k.auth == nil {
-		return nil
+		return nil, nil
 	}
-	return &webhook.KubeTokenReviewer{Client: k.auth.TokenReviews()}
+	return webhook.NewKubeTokenReviewer(k.auth, webhook.DefaultTokenReviewTTL)
 }
 
 func (k *kubeClients) eventRecorder() webhook.EventRecorder {

@@ -69,10 +69,14 @@ func run() error {
 		return err
 	}
 	defer kube.shutdown()
+	tokens, err := kube.tokenReviewer()
+	if err != nil {
+		return err
+	}
 	auth := webhook.CallerAuth{
 		AllowAnonymous: o.AnonymousEndpoints(),
 		ClientCertCNs:  o.ClientCertCNs.Values,
-		Tokens:         kube.tokenReviewer(),
+		Tokens:         tokens,
 		LocateUsers:    o.LocateUsers.Values,
 		RatePerSecond:  o.RateLimit,
 		Burst:          o.RateBurst,
