@@ -10,12 +10,13 @@ import (
 	"sync"
 	"time"
 
+	"github.com/karmada-failover/lab/lab/internal/poll"
+
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/klog/v2"
 
@@ -257,13 +258,13 @@ func (e *PodExecutor) deleteAndWait(ctx context.Context, ns, name string, uid ty
 		return err
 	}
 	klog.InfoS("Deleting job pod", "pod", ns+"/"+name, "grace", grace)
-	return wait.PollUntilContextTimeout(ctx, 500*time.Millisecond, grace+time.Minute, true, func(ctx context.Context) (bool, error) {
+	return poll.Until(ctx, grace+time.Minute, 500*time.Millisecond, "job pod "+ns+"/"+name+" deleted", func(ctx context.Context) (bool, error) {
 		p, err := pods.Get(ctx, name, metav1.GetOptions{})
 		if apierrors.IsNotFound(err) {
 			return true, nil
 		}
 		if err != nil {
-			return false, nil
+			return false, err
 		}
 		return uid != "" && p.UID != uid, nil
 	})

@@ -8,10 +8,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/karmada-failover/lab/lab/internal/poll"
+
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
@@ -87,10 +88,11 @@ func (l *Lab) FailPods(ctx context.Context, member, namespace, selector string, 
 		names[p.Name] = true
 	}
 	// Within two probe periods of the workload's probe, and the kubelet's status update.
-	err = wait.PollUntilContextTimeout(ctx, time.Second, 90*time.Second, true, func(ctx context.Context) (bool, error) {
+	want := map[bool]string{true: "Ready", false: "not Ready"}[heal]
+	err = poll.Until(ctx, 90*time.Second, time.Second, fmt.Sprintf("pods %q in %s/%s %s", selector, member, namespace, want), func(ctx context.Context) (bool, error) {
 		list, err := cs.CoreV1().Pods(namespace).List(ctx, metav1.ListOptions{LabelSelector: selector})
 		if err != nil {
-			return false, nil
+			return false, err
 		}
 		for _, p := range list.Items {
 			if names[p.Name] && p.DeletionTimestamp == nil && podReady(&p) == heal {
@@ -103,7 +105,7 @@ func (l *Lab) FailPods(ctx context.Context, member, namespace, selector string, 
 		return true, nil
 	})
 	if err != nil {
-		return 0, fmt.Errorf("pods %q in %s/%s did not become %s: %w", selector, member, namespace, map[bool]string{true: "Ready", false: "not Ready"}[heal], err)
+		return 0, err
 	}
 	return len(pods.Items), nil
 }
@@ -257,18 +259,21 @@ func scaleDeployment(ctx context.Context, c kubernetes.Interface, ns, name strin
 
 // waitPodsGone waits up to 2 minutes until no pod matches sel in ns.
 func waitPodsGone(ctx context.Context, c kubernetes.Interface, ns string, sel metav1.ListOptions) error {
-	return wait.PollUntilContextTimeout(ctx, time.Second, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
+	return poll.Until(ctx, 2*time.Minute, time.Second, fmt.Sprintf("no pod %q in %s", sel.LabelSelector, ns), func(ctx context.Context) (bool, error) {
 		list, err := c.CoreV1().Pods(ns).List(ctx, sel)
-		return err == nil && len(list.Items) == 0, nil
+		if err != nil {
+			return false, err
+		}
+		return len(list.Items) == 0, nil
 	})
 }
 
 // waitRolledOut waits up to 3 minutes until the Deployment is rolled out.
 func waitRolledOut(ctx context.Context, c kubernetes.Interface, ns, name string) error {
-	return wait.PollUntilContextTimeout(ctx, 2*time.Second, 3*time.Minute, true, func(ctx context.Context) (bool, error) {
+	return poll.Until(ctx, 3*time.Minute, 2*time.Second, fmt.Sprintf("Deployment %s/%s rolled out", ns, name), func(ctx context.Context) (bool, error) {
 		d, err := c.AppsV1().Deployments(ns).Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
-			return false, nil
+			return false, err
 		}
 		return deploymentRolledOut(d), nil
 	})

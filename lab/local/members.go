@@ -19,7 +19,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 
@@ -399,7 +398,7 @@ func processAlive(pid int) bool { return proc.Alive(pid, append(memberComponents
 // ensureMemberStopped waits for the member's processes to exit after kwokctl
 // signalled them and kills any that outlive grace, by the PIDs kwokctl recorded.
 func ensureMemberStopped(pids map[string]int, grace time.Duration) []string {
-	_ = wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, grace, true, func(context.Context) (bool, error) {
+	_ = poll.Until(context.Background(), grace, 100*time.Millisecond, "the member's processes to exit", func(context.Context) (bool, error) {
 		for _, pid := range pids {
 			if processAlive(pid) {
 				return false, nil
