@@ -39,7 +39,8 @@ test: ## Run the whole test suite, one step after the other, with each step's ti
 LAB := $(OUTPUT)/bin/lab
 
 .PHONY: lab-cli
-lab-cli: ## Build the lab command (lab/cmd/lab), the link between Karmada and each member (lab/cmd/lab-link), the pod that runs Kyverno (lab/cmd/lab-pod), the FlinkDeployment runner (lab/cmd/flink-runner) and the restore webhook (restore/) into _output/bin/.
+# Build the lab command (lab/cmd/lab), the link between Karmada and each member (lab/cmd/lab-link), the pod that runs Kyverno (lab/cmd/lab-pod), the FlinkDeployment runner (lab/cmd/flink-runner) and the restore webhook (restore/) into _output/bin/.
+lab-cli:
 	@go build -o $(LAB) ./lab/cmd/lab
 	@go build -o $(OUTPUT)/bin/lab-link ./lab/cmd/lab-link
 	@go build -o $(OUTPUT)/bin/lab-pod ./lab/cmd/lab-pod
@@ -48,20 +49,18 @@ lab-cli: ## Build the lab command (lab/cmd/lab), the link between Karmada and ea
 	@CGO_ENABLED=0 go build -o $(OUTPUT)/bin/lab-oci-runtime ./lab/cmd/lab-oci-runtime
 
 .PHONY: flink-job
-flink-job: ## Build the Flink job jar (lab/flink, Maven; jars from Maven Central) into lab/flink/target/.
+# Build the Flink job jar (lab/flink, Maven; jars from Maven Central) into lab/flink/target/.
+flink-job:
 	@hack/build-flink-job.sh
 
 .PHONY: test-flink
-test-flink: ## Java tests of the Flink job (lab/flink: restore without loss on a MiniCluster, the s3:// file system), then its jar.
+# Java tests of the Flink job (lab/flink: restore without loss on a MiniCluster, the s3:// file system), then its jar.
+test-flink:
 	@hack/build-flink-job.sh --test
 
 .PHONY: lab-down
 lab-down: lab-cli ## Stop every process of the lab by PID (data and logs stay in _output/lab).
 	@$(LAB) down
-
-.PHONY: lab-clean
-lab-clean: lab-cli ## lab-down, then remove _output/lab.
-	@$(LAB) clean
 
 .PHONY: lab-status
 lab-status: lab-cli ## Table of the lab's components: PID, address, healthy.
@@ -71,50 +70,6 @@ lab-status: lab-cli ## Table of the lab's components: PID, address, healthy.
 lab-restore: $(if $(filter kyverno,$(MODE)),kyverno,) lab-cli ## Show, or switch with MODE=webhook|kyverno, how the lab's members restore (hermetic or kind) a failed-over FlinkDeployment (the restore webhook, or Kyverno calling its /locate).
 	@$(LAB) restore $(MODE)
 
-.PHONY: lab-env
-lab-env: lab-cli ## Print the exports for kubectl, karmadactl and upstream's e2e (eval "$$(make -s lab-env)").
-	@$(LAB) env
-
-.PHONY: lab-member-stop
-lab-member-stop: lab-cli ## Fault: crash member MEMBER (SIGKILL to its processes and Flink JVMs; GRACEFUL=1: SIGTERM with grace). Its API becomes unreachable.
-	@$(LAB) member stop $(MEMBER) $(if $(GRACEFUL),--graceful)
-
-.PHONY: lab-member-partition
-lab-member-partition: lab-cli ## Fault: partition member MEMBER from Karmada (it keeps running; Karmada's connection through its lab-link hangs).
-	@$(LAB) member partition $(MEMBER)
-
-.PHONY: lab-member-heal
-lab-member-heal: lab-cli ## Heal the partition of member MEMBER.
-	@$(LAB) member heal $(MEMBER)
-
-.PHONY: lab-member-flap
-lab-member-flap: lab-cli ## Fault: partition and heal member MEMBER in turn every PERIOD (default 5s) for FOR (default 1m); left healed.
-	@$(LAB) member flap $(MEMBER) --period $(or $(PERIOD),5s) --for $(or $(FOR),1m)
-
-.PHONY: lab-flink-verify
-lab-flink-verify: lab-cli ## Check the committed output of FlinkDeployment FD=NAMESPACE/NAME (either lab: the output folder is on this host): expected, missing, duplicated, max; fails on any missing or duplicated record.
-	@$(LAB) flink verify $(FD)
-
-.PHONY: lab-replication-lag
-lab-replication-lag: lab-cli ## Fault: hide a state file of the newest completed checkpoint under JOB_DIR=s3://BUCKET/DIR/JOB_ID (a store replica behind); CATCH_UP=<parked s3:// URI> puts it back.
-	@if [ -n "$(CATCH_UP)" ]; then $(LAB) flink replication-lag --catch-up $(CATCH_UP); else $(LAB) flink replication-lag $(JOB_DIR); fi
-
-.PHONY: lab-member-start
-lab-member-start: lab-cli ## Start member MEMBER again.
-	@$(LAB) member start $(MEMBER)
-
-.PHONY: lab-taint
-lab-taint: lab-cli ## Fault: taint Karmada cluster CLUSTER with TAINT=key[=value]:NoExecute (REMOVE=1 removes it).
-	@$(LAB) taint $(CLUSTER) $(TAINT) $(if $(REMOVE),--remove)
-
-.PHONY: lab-cluster-out-of-service
-lab-cluster-out-of-service: lab-cli ## Fence member MEMBER: taint it failover.karmada.io/out-of-service=shutdown:NoExecute, asserting its workloads are stopped (REMOVE=1 removes it).
-	@$(LAB) cluster out-of-service $(MEMBER) $(if $(REMOVE),--remove)
-
-.PHONY: lab-fail-pods
-lab-fail-pods: lab-cli ## Fault: make pods SELECTOR in NAMESPACE of CLUSTER unready (HEAL=1 makes them ready again).
-	@$(LAB) fail-pods --cluster $(CLUSTER) --namespace $(or $(NAMESPACE),default) --selector $(SELECTOR) $(if $(HEAL),--heal)
-
 ##@ kind lab (LAB_PROVIDER=kind: machines with Docker; see docs/KIND.md)
 
 .PHONY: kyverno
@@ -122,12 +77,14 @@ kyverno: ## Build Kyverno's admission controller and init container from its Go 
 	@hack/build-kyverno.sh
 
 .PHONY: kind-preflight
-kind-preflight: lab-cli ## Choose the kind lab's Docker engine and say why (LAB_DOCKER; the lab's own dockerd is started where the machine's cannot run kind), then check it and the host tools of the kind lab; fails within seconds without them.
+# Choose the kind lab's Docker engine and say why (LAB_DOCKER; the lab's own dockerd is started where the machine's cannot run kind), then check it and the host tools of the kind lab; fails within seconds without them.
+kind-preflight: lab-cli
 	@$(LAB) docker start
 	@eval "$$($(LAB) docker env)" && lab/kind/preflight.sh
 
 .PHONY: kind-tools
-kind-tools: ## Build kind, helm and kubectl from Go modules into _output/bin/ (hack/build-kind-tools.sh).
+# Build kind, helm and kubectl from Go modules into _output/bin/ (hack/build-kind-tools.sh).
+kind-tools:
 	@hack/build-kind-tools.sh >/dev/null
 
 .PHONY: kind-images
@@ -136,7 +93,8 @@ kind-images: lab-cli ## Build the kind lab's images on this machine, no registry
 	@eval "$$($(LAB) docker env)" && lab/kind/images/build-node-image.sh
 
 .PHONY: verify-kind-lab
-verify-kind-lab: ## Static checks of the kind lab (no Docker needed): shellcheck, kind configs through kind's code, karmadactl init config, manifests against their schemas, pinned images, fast failure without Docker.
+# Static checks of the kind lab (no Docker needed): shellcheck, kind configs through kind's code, karmadactl init config, manifests against their schemas, pinned images, fast failure without Docker.
+verify-kind-lab:
 	@hack/verify-kind-lab.sh
 
 ##@ Benchmarks
@@ -147,11 +105,13 @@ bench: build build-upstream lab-binaries lab-cli ## Failover cost, upstream vs p
 	go run ./bench -n $(if $(BENCH_QUICK),200,$(or $(BENCH_N),2000)) -rounds $(or $(BENCH_ROUNDS),2) -out _output/bench/result.json $(if $(BENCH_RESUME),-resume)
 
 .PHONY: bench-report
-bench-report: ## The tables of docs/benchmarks.md from a benchmark result (BENCH_RESULT=_output/bench/result.json): medians with min–max, per-round ratios, the writes that differ.
+# The tables of docs/benchmarks.md from a benchmark result (BENCH_RESULT=_output/bench/result.json): medians with min–max, per-round ratios, the writes that differ.
+bench-report:
 	@go run ./bench report $(or $(BENCH_RESULT),_output/bench/result.json)
 
 .PHONY: bench-admission
-bench-admission: kyverno lab-cli ## On the running hermetic lab: what a member's API server pays to admit a FlinkDeployment on each restore path, the restore webhook against Kyverno, in one run (BENCH_ADMISSION_N=200 dry-run creates per path, object and round; 2 rounds); latency, the API server's webhook histogram, resident memory. Result: _output/bench/admission.json.
+# On the running hermetic lab: what a member's API server pays to admit a FlinkDeployment on each restore path, the restore webhook against Kyverno, in one run (BENCH_ADMISSION_N=200 dry-run creates per path, object and round; 2 rounds); latency, the API server's webhook histogram, resident memory. Result: _output/bench/admission.json.
+bench-admission: kyverno lab-cli
 	@go run ./bench admission -n $(or $(BENCH_ADMISSION_N),200)
 
 ##@ End-to-end (E2E_LABELS, E2E_FOCUS; the suite brings the lab up when it is not up, and down again)
@@ -171,33 +131,20 @@ e2e: $(KARMADA_BUILD) $(if $(KIND_LAB),kind-preflight kind-tools flink-job kyver
 
 .PHONY: flink-demo
 flink-demo: build lab-binaries $(KYVERNO_BUILD) lab-cli flink-job ## On the lab (started if needed, left running): a FlinkDeployment fails over when its member crashes and resumes from its latest checkpoint; prints the timeline and "restored from … (latest completed: chk-M) · missing=… · duplicated=… · reprocessed=… · rto=… · by webhook|kyverno" (LAB_RESTORE=kyverno: Kyverno restores; a running lab is switched). Fails unless nothing is missing or duplicated in the job's committed output.
-	@mkdir -p $(E2E_ARTIFACTS)
-	@rc=0; E2E_KEEP_LAB=1 go test $(E2E_FLAGS) -ginkgo.focus="Flink cluster failover: the member crashes" -ginkgo.label-filter='flink && !kyverno' >$(E2E_ARTIFACTS)/flink-demo.log 2>&1 || rc=$$?; \
-	  grep -E "STEP|restored from|FAIL|ok " $(E2E_ARTIFACTS)/flink-demo.log || true; \
-	  sed -n '/^## Flink/,$$p' $(E2E_ARTIFACTS)/report.md 2>/dev/null || true; \
-	  if [[ $$rc != 0 ]]; then echo "flink-demo: the scenario failed (log: $(E2E_ARTIFACTS)/flink-demo.log)"; exit $$rc; fi; \
-	  grep -E "^ +restored from .* · missing=0 · duplicated=0 " $(E2E_ARTIFACTS)/flink-demo.log | tail -1 | sed 's/^ *//' | grep . \
-	    || { echo "flink-demo: no restore with missing=0 duplicated=0 (log: $(E2E_ARTIFACTS)/flink-demo.log)"; exit 1; }
+	@E2E_ARTIFACTS=$(E2E_ARTIFACTS) hack/flink-demo.sh
 
 FLINK_RTO_RUNS ?= 10
 .PHONY: flink-rto
 flink-rto: build lab-binaries lab-cli flink-job ## On the lab (started if needed, left running): FLINK_RTO_RUNS (10) Flink failovers by a member crash and as many application failovers; prints each run's RTO phases, p50/p90 and the committed output's missing/duplicated (go run ./bench flink-rto). Fails unless every run restored the latest completed checkpoint exactly once.
-	@mkdir -p $(E2E_ARTIFACTS)
-	@rc=0; for i in $$(seq $(FLINK_RTO_RUNS)); do \
-	  echo "flink-rto: run $$i of $(FLINK_RTO_RUNS)"; \
-	  E2E_KEEP_LAB=1 go test $(E2E_FLAGS) -ginkgo.label-filter='flink && !kyverno' \
-	    -ginkgo.focus="Flink cluster failover: the member crashes|Flink application failover: the job loses its task slots" \
-	    >>$(E2E_ARTIFACTS)/flink-rto.log 2>&1 || { rc=$$?; break; }; \
-	  done; \
-	  go run ./bench flink-rto $(E2E_ARTIFACTS)/flink-failovers.jsonl; \
-	  if [[ $$rc != 0 ]]; then echo "flink-rto: a run failed (log: $(E2E_ARTIFACTS)/flink-rto.log)"; exit $$rc; fi
+	@E2E_ARTIFACTS=$(E2E_ARTIFACTS) FLINK_RTO_RUNS=$(FLINK_RTO_RUNS) hack/flink-rto.sh
 
 .PHONY: upstream-e2e
 upstream-e2e: lab-cli ## Karmada's own e2e suite (test/e2e/suites/base of _output/src/karmada) against the running lab, with upstream's flags and contexts (FOCUS=regexp, default 'failover testing'; SKIP=regexp).
 	@FOCUS="$(FOCUS)" SKIP="$(SKIP)" hack/upstream-e2e.sh
 
 .PHONY: verify-kwok-stages
-verify-kwok-stages: ## The lab's kwok stages (image pulls that fail, crashing containers, failing probes) driven through kwok's own stage code at the pinned version.
+# The lab's kwok stages (image pulls that fail, crashing containers, failing probes) driven through kwok's own stage code at the pinned version.
+verify-kwok-stages:
 	cd lab/tools/kwok && go test $(GO_TEST_FLAGS) ./stages/
 
 .PHONY: kind-smoke-skipped
@@ -206,13 +153,15 @@ kind-smoke-skipped:
 
 .PHONY: e2e-kind-smoke
 e2e-kind-smoke: E2E_ARTIFACTS := $(OUTPUT)/e2e/kind-smoke-$(shell date -u +%Y%m%d-%H%M%S)
-e2e-kind-smoke: build lab-cli kind-preflight kind-tools flink-job ## The kind lab's smoke (make test runs it after the hermetic one): brings the kind lab up (LAB_IMAGES=auto: every image built where no registry answers), first placement, a taint failover, a member crash by docker kill, the S3 store scaled down and up, a Flink job's member killed (restored from its latest checkpoint, committed output verified); then takes it down.
+# The kind lab's smoke (make test runs it after the hermetic one): brings the kind lab up (LAB_IMAGES=auto: every image built where no registry answers), first placement, a taint failover, a member crash by docker kill, the S3 store scaled down and up, a Flink job's member killed (restored from its latest checkpoint, committed output verified); then takes it down.
+e2e-kind-smoke: build lab-cli kind-preflight kind-tools flink-job
 	@mkdir -p $(E2E_ARTIFACTS)
 	@rc=0; LAB_PROVIDER=kind go test $(E2E_FLAGS) -ginkgo.label-filter='((smoke || ci || crash) && !flink) || (flink && ci && crash && !kyverno)' || rc=$$?; \
 	  if [[ $$rc != 0 ]]; then LAB_PROVIDER=kind $(LAB) down >/dev/null 2>&1 || true; fi; exit $$rc
 
 .PHONY: e2e-smoke
-e2e-smoke: build lab-binaries lab-cli flink-job ## The subset make test runs (labels smoke || ci): brings the lab up if needed, propagates a Deployment, fails a cluster over by a NoExecute taint (history and marker), crashes a Flink job's member (restore from the latest checkpoint, committed output verified), tears down.
+# The subset make test runs (labels smoke || ci): brings the lab up if needed, propagates a Deployment, fails a cluster over by a NoExecute taint (history and marker), crashes a Flink job's member (restore from the latest checkpoint, committed output verified), tears down.
+e2e-smoke: build lab-binaries lab-cli flink-job
 	@mkdir -p $(E2E_ARTIFACTS)
 	go test $(E2E_FLAGS) -ginkgo.label-filter='smoke || ci'
 	@echo "e2e artifacts: $(E2E_ARTIFACTS)"
@@ -220,7 +169,8 @@ e2e-smoke: build lab-binaries lab-cli flink-job ## The subset make test runs (la
 ##@ Patch series
 
 .PHONY: src
-src: ## Materialise upstream Karmada (go.mod's version) into _output/src/karmada as a git repo (KARMADA_SRC=<clone> to use a local clone).
+# Materialise upstream Karmada (go.mod's version) into _output/src/karmada as a git repo (KARMADA_SRC=<clone> to use a local clone).
+src:
 	@hack/src.sh
 
 .PHONY: patch
@@ -240,7 +190,8 @@ verify-series: ## Apply the series to a pristine tree; check DCO, reproducible e
 	@hack/verify-series.sh
 
 .PHONY: verify-generated
-verify-generated: verify-series ## Same as verify-series (generated code freshness is one of its checks).
+# Same as verify-series (generated code freshness is one of its checks).
+verify-generated: verify-series
 
 .PHONY: verify-bisect
 verify-bisect: ## Every commit of the series builds, is gofmt-ed, passes the tests of the packages it touches and (when it changes flags or gates) upstream's verify-command-line-flags, alone (slow; not in CI; BISECT_FROM=N starts at commit N).
@@ -257,28 +208,33 @@ build: ## Build patched binaries into _output/bin/patched/ (cached by version + 
 	@hack/build.sh patched
 
 .PHONY: build-upstream
-build-upstream: ## Build the same binaries from unpatched upstream into _output/bin/upstream/.
+# Build the same binaries from unpatched upstream into _output/bin/upstream/.
+build-upstream:
 	@hack/build.sh upstream
 
 .PHONY: lab-binaries
-lab-binaries: ## Build kube-apiserver, kube-controller-manager, kube-scheduler, kubectl, etcd, kwok, kwokctl and SeaweedFS (weed) from Go modules (lab/tools/*).
+# Build kube-apiserver, kube-controller-manager, kube-scheduler, kubectl, etcd, kwok, kwokctl and SeaweedFS (weed) from Go modules (lab/tools/*).
+lab-binaries:
 	@hack/build-lab-binaries.sh >/dev/null
 	@hack/build-seaweedfs.sh >/dev/null
 
-##@ API module (apis/)
+# API module (apis/)
 
 .PHONY: generate-apis
-generate-apis: ## Regenerate deepcopy, clientset, listers, informers and CRDs of apis/.
+# Regenerate deepcopy, clientset, listers, informers and CRDs of apis/.
+generate-apis:
 	@hack/update-codegen.sh
 
 .PHONY: verify-apis
-verify-apis: ## Check the generated files of apis/ are fresh.
+# Check the generated files of apis/ are fresh.
+verify-apis:
 	@hack/verify-codegen.sh
 
 ##@ Our code
 
 .PHONY: test-go
-test-go: ## Go tests of this repository (apis/ drift test against the series tree included).
+# Go tests of this repository (apis/ drift test against the series tree included).
+test-go:
 	@hack/series-tree.sh >/dev/null
 	FAILOVER_LAB_REQUIRE_TREE=1 KARMADA_TREE=$(SERIES_DIR) go test $(GO_TEST_FLAGS) ./...
 
@@ -298,9 +254,10 @@ clean: ## Remove build outputs and the series/upstream trees (keeps _output/src/
 	rm -rf $(OUTPUT)/bin $(OUTPUT)/series $(OUTPUT)/upstream $(OUTPUT)/logs
 
 .PHONY: clean-src
-clean-src: ## Remove _output/src/karmada too (local commits not extracted are lost).
+# Remove _output/src/karmada too (local commits not extracted are lost).
+clean-src:
 	rm -rf $(OUTPUT)/src
 
 .PHONY: help
 help: ## Show this help.
-	@awk 'BEGIN {FS = ":.*##"; printf "Usage: make <target>\n"} /^[a-zA-Z_-]+:.*?##/ { printf "  \033[36m%-18s\033[0m %s\n", $$1, $$2 } /^##@/ { printf "\n\033[1m%s\033[0m\n", substr($$0, 5) }' $(MAKEFILE_LIST)
+	@awk 'BEGIN {FS = ":.*##"; printf "Usage: make <target>\n"} /^[a-zA-Z0-9_-]+:.*?##/ { printf "  \033[36m%-18s\033[0m %s\n", $$1, $$2 } /^##@/ { printf "\n\033[1m%s\033[0m\n", substr($$0, 5) }' $(MAKEFILE_LIST)

@@ -289,7 +289,7 @@ func (l *Lab) createClusters(ctx context.Context) error {
 			"--config", paths[name], "--kubeconfig", l.kubeconfigOf(name), "--wait", "3m"); err != nil {
 			return err
 		}
-		// The file kind writes for an existing cluster may be gone (lab-clean); export it again.
+		// The file kind writes for an existing cluster may be gone (lab clean); export it again.
 		if _, err := l.run(ctx, "kind-kubeconfig-"+name, l.Cfg.Bins.Kind, "export", "kubeconfig", "--name", name,
 			"--kubeconfig", l.kubeconfigOf(name)); err != nil {
 			return err

@@ -364,7 +364,7 @@ func up(ctx context.Context, root string, p lab.Provider) error {
 		return nil
 	}
 	fmt.Printf("  kubectl --kubeconfig %s --context member1 get nodes\n", rel(root, cfg.MembersKubeconfig()))
-	fmt.Println("  eval \"$(make -s lab-env)\"   # exports for kubectl, karmadactl and upstream's e2e suite")
+	fmt.Println("  eval \"$(_output/bin/lab env)\"   # exports for kubectl, karmadactl and upstream's e2e suite")
 	fmt.Println("  make e2e                    # the failover scenarios against this lab")
 	fmt.Println("  make lab-status | make lab-down")
 	return nil
