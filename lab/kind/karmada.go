@@ -86,11 +86,11 @@ func (l *Lab) buildLabImages(ctx context.Context) error {
 }
 
 func (l *Lab) loadImages(ctx context.Context) error {
-	if _, err := l.run(ctx, "kind-load-"+HostCluster, l.Cfg.Bins.Kind, append([]string{"load", "docker-image", "--name", HostCluster}, l.hostImages()...)...); err != nil {
+	if err := l.kindLoad(ctx, HostCluster, l.hostImages()...); err != nil {
 		return err
 	}
 	for _, m := range l.members() {
-		if _, err := l.run(ctx, "kind-load-"+m, l.Cfg.Bins.Kind, append([]string{"load", "docker-image", "--name", m}, l.memberImages()...)...); err != nil {
+		if err := l.kindLoad(ctx, m, l.memberImages()...); err != nil {
 			return err
 		}
 	}

@@ -96,7 +96,7 @@ func (l *Lab) loadKyvernoImages(ctx context.Context, dir string) error {
 		return fmt.Errorf("build-kyverno-images.sh printed %q, want two image references", out)
 	}
 	for _, m := range l.members() {
-		if _, err := l.run(ctx, "kind-load-kyverno-"+m, l.Cfg.Bins.Kind, append([]string{"load", "docker-image", "--name", m}, images...)...); err != nil {
+		if err := l.kindLoad(ctx, m, images...); err != nil {
 			return err
 		}
 	}

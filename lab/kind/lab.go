@@ -163,7 +163,7 @@ var (
 func (l *Lab) CollectLogs(ctx context.Context, dst string) error {
 	errs := []error{lab.CopyLogs(l.Cfg.LogDir(), filepath.Join(dst, "lab"))}
 	for _, c := range ClusterNames(l.Cfg) {
-		if _, err := l.run(ctx, "kind-export-logs-"+c, l.Cfg.Bins.Kind, "export", "logs", filepath.Join(dst, c), "--name", c); err != nil {
+		if err := l.kindCollectLogs(c, filepath.Join(dst, c)); err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -229,18 +229,8 @@ func Preflight(ctx context.Context, root string, env ...string) error {
 	return nil
 }
 
-func (l *Lab) existingClusters(ctx context.Context) (map[string]bool, error) {
-	out, err := l.run(ctx, "kind-get-clusters", l.Cfg.Bins.Kind, "get", "clusters")
-	if err != nil {
-		return nil, err
-	}
-	have := map[string]bool{}
-	for _, line := range strings.Split(out, "\n") {
-		if line = strings.TrimSpace(line); line != "" {
-			have[line] = true
-		}
-	}
-	return have, nil
+func (l *Lab) existingClusters(context.Context) (map[string]bool, error) {
+	return l.kindClusters()
 }
 
 func (l *Lab) resolveImages(ctx context.Context) error {
@@ -285,13 +275,11 @@ func (l *Lab) createClusters(ctx context.Context) error {
 	for _, name := range ClusterNames(l.Cfg) {
 		if have[name] {
 			fmt.Fprintf(l.out, "   %s exists\n", name)
-		} else if _, err := l.run(ctx, "kind-create-"+name, l.Cfg.Bins.Kind, "create", "cluster", "--name", name,
-			"--config", paths[name], "--kubeconfig", l.kubeconfigOf(name), "--wait", "3m"); err != nil {
+		} else if err := l.kindCreate(name, paths[name], 3*time.Minute); err != nil {
 			return err
 		}
 		// The file kind writes for an existing cluster may be gone (lab clean); export it again.
-		if _, err := l.run(ctx, "kind-kubeconfig-"+name, l.Cfg.Bins.Kind, "export", "kubeconfig", "--name", name,
-			"--kubeconfig", l.kubeconfigOf(name)); err != nil {
+		if err := l.kindExportKubeconfig(name); err != nil {
 			return err
 		}
 	}
@@ -422,8 +410,7 @@ func (l *Lab) Down(ctx context.Context, out io.Writer) error {
 			continue
 		}
 		fmt.Fprintf(out, " • kind delete cluster --name %s\n", name)
-		if _, err := l.run(ctx, "kind-delete-"+name, l.Cfg.Bins.Kind, "delete", "cluster", "--name", name,
-			"--kubeconfig", l.kubeconfigOf(name)); err != nil {
+		if err := l.kindDelete(name); err != nil {
 			return err
 		}
 	}
