@@ -5,12 +5,20 @@ import (
 	"compress/gzip"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
 	"strings"
 	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/karmada-failover/lab/lab/internal/poll"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -202,7 +210,11 @@ func (l *Lab) installKarmada(ctx context.Context) error {
 	// karmada-apiserver NodePort Service) behind, and every retry would stop at
 	// "nodePort of karmada apiserver ... already exist": remove that partial
 	// install with karmadactl's own deinit first.
-	if _, err := l.kubectlOn(ctx, HostCluster, "get", "namespace", "karmada-system"); err == nil {
+	host, err := newKube(l.hostKubeconfig(), "")
+	if err != nil {
+		return err
+	}
+	if _, err := host.cs.CoreV1().Namespaces().Get(ctx, "karmada-system", metav1.GetOptions{}); err == nil {
 		fmt.Fprintf(l.out, "   removing a partial Karmada install (karmadactl deinit) before karmadactl init: %s\n", strings.Join(missing, "; "))
 		if _, err := l.run(ctx, "karmadactl-deinit", l.Cfg.Bins.Karmadactl, "deinit", "--force", "--purge-namespace",
 			"--kubeconfig", l.hostKubeconfig(), "--context", "kind-"+HostCluster); err != nil {
@@ -227,24 +239,58 @@ var KarmadaInitWorkloads = map[string][]string{
 // kubeconfig it writes; Karmada's CRDs served by the Karmada API server. None
 // means installed; anything else is a partial install.
 func (l *Lab) karmadaInstallMissing(ctx context.Context) []string {
-	out, err := l.kubectlOn(ctx, HostCluster, "-n", "karmada-system", "get", "deployments,statefulsets", "-o", "json")
+	out, err := l.karmadaSystemWorkloads(ctx)
 	if err != nil {
 		return []string{"karmada-system: " + err.Error()}
 	}
-	missing := MissingKarmadaWorkloads([]byte(out))
+	missing := MissingKarmadaWorkloads(out)
 	written := filepath.Join(l.karmadaDataDir(), "karmada-apiserver.config")
 	if _, err := os.Stat(written); err != nil {
 		return append(missing, "the kubeconfig karmadactl init writes ("+written+")")
 	}
-	if _, err := l.run(ctx, "karmada-crds-served", l.Cfg.Bins.Kubectl, "--kubeconfig", written, "get", "--request-timeout=10s",
-		"crd", "clusters.cluster.karmada.io", "resourcebindings.work.karmada.io"); err != nil {
-		missing = append(missing, "Karmada's CRDs in the Karmada API server")
+	karmada, err := newKube(written, "")
+	if err != nil {
+		return append(missing, err.Error())
+	}
+	crdCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	for _, crd := range []string{"clusters.cluster.karmada.io", "resourcebindings.work.karmada.io"} {
+		if err := karmada.cs.Discovery().RESTClient().Get().AbsPath("/apis/apiextensions.k8s.io/v1/customresourcedefinitions", crd).Do(crdCtx).Error(); err != nil {
+			return append(missing, "Karmada's CRDs in the Karmada API server")
+		}
 	}
 	return missing
 }
 
-// MissingKarmadaWorkloads reads `kubectl get deployments,statefulsets -o json`
-// of karmada-system and lists the KarmadaInitWorkloads absent or not fully
+// karmadaSystemWorkloads returns the Deployments and StatefulSets of karmada-system
+// in the host cluster as one JSON list, each item with its kind.
+func (l *Lab) karmadaSystemWorkloads(ctx context.Context) ([]byte, error) {
+	host, err := newKube(l.hostKubeconfig(), "")
+	if err != nil {
+		return nil, err
+	}
+	deps, err := host.cs.AppsV1().Deployments("karmada-system").List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, err
+	}
+	sts, err := host.cs.AppsV1().StatefulSets("karmada-system").List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, err
+	}
+	var items []any
+	for _, d := range deps.Items {
+		d.Kind = "Deployment"
+		items = append(items, d)
+	}
+	for _, s := range sts.Items {
+		s.Kind = "StatefulSet"
+		items = append(items, s)
+	}
+	return json.Marshal(map[string]any{"items": items})
+}
+
+// MissingKarmadaWorkloads reads the Deployments and StatefulSets of karmada-system
+// (a JSON list, each item with its kind) and lists the KarmadaInitWorkloads absent or not fully
 // available.
 func MissingKarmadaWorkloads(list []byte) []string {
 	var l struct {
@@ -400,31 +446,57 @@ func (l *Lab) writeKubeconfigs(ctx context.Context) error {
 // karmada-controller-manager runs in a pod of the host cluster, where
 // 127.0.0.1:<port> is not the member.
 func (l *Lab) joinMembers(ctx context.Context) error {
-	kc := []string{"--kubeconfig", l.Cfg.KarmadaKubeconfig(), "--context", config.KarmadaContext}
+	karmada, err := newKube(l.Cfg.KarmadaKubeconfig(), config.KarmadaContext)
+	if err != nil {
+		return err
+	}
+	clusters := karmada.dyn.Resource(clusterResource)
 	for _, m := range l.members() {
-		if _, err := l.run(ctx, "get-cluster-"+m, l.Cfg.Bins.Kubectl, append(kc, "get", "cluster", m)...); err != nil {
+		if _, err := clusters.Get(ctx, m, metav1.GetOptions{}); apierrors.IsNotFound(err) {
 			if _, err := l.run(ctx, "join-"+m, l.Cfg.Bins.Karmadactl, "join", m,
 				"--kubeconfig", l.Cfg.KarmadaKubeconfig(), "--karmada-context", config.KarmadaContext,
 				"--cluster-kubeconfig", l.Cfg.MembersKubeconfig(), "--cluster-context", m); err != nil {
 				return err
 			}
+		} else if err != nil {
+			return fmt.Errorf("Cluster %s: %w", m, err)
 		}
 		endpoint := fmt.Sprintf(`{"spec":{"apiEndpoint":"https://%s:6443"}}`, NodeContainer(m))
-		if _, err := l.run(ctx, "endpoint-"+m, l.Cfg.Bins.Kubectl, append(kc, "patch", "cluster", m, "--type=merge", "-p", endpoint)...); err != nil {
-			return err
+		if _, err := clusters.Patch(ctx, m, types.MergePatchType, []byte(endpoint), metav1.PatchOptions{FieldManager: fieldManager}); err != nil {
+			return fmt.Errorf("Cluster %s: setting its apiEndpoint: %w", m, err)
 		}
 	}
 	for _, m := range l.members() {
-		if _, err := l.run(ctx, "wait-cluster-"+m, l.Cfg.Bins.Kubectl, append(kc, "wait", "--for=condition=Ready", "--timeout=3m", "cluster/"+m)...); err != nil {
+		err := poll.Until(ctx, 3*time.Minute, 2*time.Second, "Cluster "+m+" Ready", func(ctx context.Context) (bool, error) {
+			c, err := clusters.Get(ctx, m, metav1.GetOptions{})
+			if err != nil {
+				return false, err
+			}
+			conds, _, _ := unstructured.NestedSlice(c.Object, "status", "conditions")
+			for _, cond := range conds {
+				if m, ok := cond.(map[string]any); ok && m["type"] == "Ready" {
+					if m["status"] == "True" {
+						return true, nil
+					}
+					return false, fmt.Errorf("Ready=%v: %v", m["status"], m["message"])
+				}
+			}
+			return false, errors.New("no Ready condition yet")
+		})
+		if err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
+// clusterResource is Karmada's Cluster.
+var clusterResource = schema.GroupVersionResource{Group: "cluster.karmada.io", Version: "v1alpha1", Resource: "clusters"}
+
 func (l *Lab) applyClusterTaintPolicy(ctx context.Context) error {
-	_, err := l.run(ctx, "cluster-taint-policy", l.Cfg.Bins.Kubectl, "--kubeconfig", l.Cfg.KarmadaKubeconfig(),
-		"--context", config.KarmadaContext, "apply", "--server-side", "-f",
-		filepath.Join(l.Cfg.Root, "lab", "manifests", "karmada", "cluster-taint-policy.yaml"))
-	return err
+	karmada, err := newKube(l.Cfg.KarmadaKubeconfig(), config.KarmadaContext)
+	if err != nil {
+		return err
+	}
+	return karmada.applyFile(ctx, filepath.Join(l.Cfg.Root, "lab", "manifests", "karmada", "cluster-taint-policy.yaml"))
 }
