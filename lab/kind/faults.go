@@ -210,13 +210,11 @@ const controllerManager = "karmada-controller-manager"
 // hostClient is a client of the host cluster (context karmada-host of karmada.config), where
 // Karmada's control plane runs.
 func (l *Lab) hostClient() (kubernetes.Interface, error) {
-	rc, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(
-		&clientcmd.ClientConfigLoadingRules{ExplicitPath: l.Cfg.KarmadaKubeconfig()},
-		&clientcmd.ConfigOverrides{CurrentContext: "karmada-host"}).ClientConfig()
+	k, err := newKube(l.Cfg.KarmadaKubeconfig(), "karmada-host")
 	if err != nil {
-		return nil, fmt.Errorf("%s, context karmada-host: %w", l.Cfg.KarmadaKubeconfig(), err)
+		return nil, err
 	}
-	return kubernetes.NewForConfig(rc)
+	return k.cs, nil
 }
 
 // StopController scales karmada-controller-manager to zero; kill deletes its
