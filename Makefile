@@ -102,7 +102,7 @@ verify-kind-lab:
 .PHONY: bench
 bench: build build-upstream lab-binaries lab-cli ## Failover cost, upstream vs patched on one lab, alternating (BENCH_N=2000, BENCH_ROUNDS=2; BENCH_QUICK=1: 200; BENCH_RESUME=1 continues an interrupted result). Result: _output/bench/result.json, written after each round; last line JSON with drain_ratio.
 	@$(LAB) status >/dev/null 2>&1 || $(LAB) up
-	go run ./bench -n $(if $(BENCH_QUICK),200,$(or $(BENCH_N),2000)) -rounds $(or $(BENCH_ROUNDS),2) -out _output/bench/result.json $(if $(BENCH_RESUME),-resume)
+	go run ./bench -n $(if $(BENCH_QUICK),200,$(or $(BENCH_N),2000)) --rounds $(or $(BENCH_ROUNDS),2) --out _output/bench/result.json $(if $(BENCH_RESUME),--resume)
 
 .PHONY: bench-report
 # The tables of docs/benchmarks.md from a benchmark result (BENCH_RESULT=_output/bench/result.json): medians with min–max, per-round ratios, the writes that differ.
@@ -119,15 +119,9 @@ bench-admission: kyverno lab-cli
 ifndef E2E_ARTIFACTS
 E2E_ARTIFACTS := $(OUTPUT)/e2e/$(shell date -u +%Y%m%d-%H%M%S)
 endif
-E2E_FLAGS = -v -tags e2e ./e2e/ -count=1 -timeout 90m -args -ginkgo.v -ginkgo.junit-report=$(E2E_ARTIFACTS)/junit.xml \
-	-e2e.artifacts-folder=$(E2E_ARTIFACTS) $(if $(E2E_FOCUS),-ginkgo.focus="$(E2E_FOCUS)") \
-	$(if $(or $(E2E_RANDOMIZE),$(E2E_SEED)),-ginkgo.randomize-all) $(if $(E2E_SEED),-ginkgo.seed=$(E2E_SEED))
-
 .PHONY: e2e
 e2e: $(KARMADA_BUILD) $(if $(KIND_LAB),kind-preflight kind-tools flink-job kyverno,lab-binaries kyverno) lab-cli ## All e2e scenarios (narrow with E2E_LABELS='fault && !slow' or E2E_FOCUS=regexp; E2E_RANDOMIZE=1 or E2E_SEED=N: every spec in a random order, the seed printed); JUnit and artifacts in _output/e2e/<time>/.
-	@mkdir -p $(E2E_ARTIFACTS)
-	go test $(E2E_FLAGS) $(if $(E2E_LABELS),-ginkgo.label-filter="$(E2E_LABELS)")
-	@echo "e2e artifacts: $(E2E_ARTIFACTS)"
+	@E2E_ARTIFACTS=$(E2E_ARTIFACTS) E2E_LABELS="$(E2E_LABELS)" E2E_FOCUS="$(E2E_FOCUS)" E2E_RANDOMIZE=$(E2E_RANDOMIZE) E2E_SEED=$(E2E_SEED) hack/e2e.sh
 
 .PHONY: flink-demo
 flink-demo: build lab-binaries $(KYVERNO_BUILD) lab-cli flink-job ## On the lab (started if needed, left running): a FlinkDeployment fails over when its member crashes and resumes from its latest checkpoint; prints the timeline and "restored from … (latest completed: chk-M) · missing=… · duplicated=… · reprocessed=… · rto=… · by webhook|kyverno" (LAB_RESTORE=kyverno: Kyverno restores; a running lab is switched). Fails unless nothing is missing or duplicated in the job's committed output.
@@ -155,16 +149,13 @@ kind-smoke-skipped:
 e2e-kind-smoke: E2E_ARTIFACTS := $(OUTPUT)/e2e/kind-smoke-$(shell date -u +%Y%m%d-%H%M%S)
 # The kind lab's smoke (make test runs it after the hermetic one): brings the kind lab up (LAB_IMAGES=auto: every image built where no registry answers), first placement, a taint failover, a member crash by docker kill, the S3 store scaled down and up, a Flink job's member killed (restored from its latest checkpoint, committed output verified); then takes it down.
 e2e-kind-smoke: build lab-cli kind-preflight kind-tools flink-job
-	@mkdir -p $(E2E_ARTIFACTS)
-	@rc=0; LAB_PROVIDER=kind go test $(E2E_FLAGS) -ginkgo.label-filter='((smoke || ci || crash) && !flink) || (flink && ci && crash && !kyverno)' || rc=$$?; \
-	  if [[ $$rc != 0 ]]; then LAB_PROVIDER=kind $(LAB) down >/dev/null 2>&1 || true; fi; exit $$rc
+	@LAB_PROVIDER=kind E2E_DOWN_ON_FAILURE=1 E2E_ARTIFACTS=$(E2E_ARTIFACTS) \
+	  E2E_LABELS='((smoke || ci || crash) && !flink) || (flink && ci && crash && !kyverno)' hack/e2e.sh
 
 .PHONY: e2e-smoke
 # The subset make test runs (labels smoke || ci): brings the lab up if needed, propagates a Deployment, fails a cluster over by a NoExecute taint (history and marker), crashes a Flink job's member (restore from the latest checkpoint, committed output verified), tears down.
 e2e-smoke: build lab-binaries lab-cli flink-job
-	@mkdir -p $(E2E_ARTIFACTS)
-	go test $(E2E_FLAGS) -ginkgo.label-filter='smoke || ci'
-	@echo "e2e artifacts: $(E2E_ARTIFACTS)"
+	@E2E_ARTIFACTS=$(E2E_ARTIFACTS) E2E_LABELS='smoke || ci' hack/e2e.sh
 
 ##@ Patch series
 
