@@ -1,0 +1,29 @@
+// Package env is `lab env`: the exports for the lab's clients.
+package env
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/karmada-failover/lab/lab/cmd/lab/app/options"
+)
+
+// NewCommand returns `lab env`.
+func NewCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:   "env",
+		Short: "Print the exports for kubectl, karmadactl and upstream's e2e suite (eval \"$(_output/bin/lab env)\")",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			_, p, err := options.Open(cmd, false)
+			if err != nil {
+				return err
+			}
+			for _, line := range p.Env() {
+				fmt.Fprintln(cmd.OutOrStdout(), line)
+			}
+			return nil
+		},
+	}
+}

@@ -1,0 +1,39 @@
+// Package restore is `lab restore`: how the members restore a failed-over FlinkDeployment.
+package restore
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/karmada-failover/lab/lab"
+	"github.com/karmada-failover/lab/lab/cmd/lab/app/options"
+)
+
+// NewCommand returns `lab restore`.
+func NewCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:       "restore [webhook|kyverno]",
+		Short:     "Show or switch how the members restore a failed-over FlinkDeployment",
+		Long:      "Show or switch how the members restore a failed-over FlinkDeployment: the restore webhook, or Kyverno calling the checkpoint locator (make lab-restore builds Kyverno first).",
+		Args:      cobra.MatchAll(cobra.MaximumNArgs(1), cobra.OnlyValidArgs),
+		ValidArgs: []string{"webhook", "kyverno"},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			_, p, err := options.Open(cmd, false)
+			if err != nil {
+				return err
+			}
+			r, ok := p.(lab.RestoreModes)
+			if !ok {
+				return fmt.Errorf("the %s lab chooses its restore mode when it comes up (LAB_RESTORE)", p.Name())
+			}
+			if len(args) == 1 {
+				if err := r.SetRestore(cmd.Context(), args[0]); err != nil {
+					return err
+				}
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "The members restore with %s.\n", r.Restore())
+			return nil
+		},
+	}
+}

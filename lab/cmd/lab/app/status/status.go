@@ -1,0 +1,55 @@
+// Package status is `lab status`: the lab's components and their health.
+package status
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/karmada-failover/lab/lab"
+	"github.com/karmada-failover/lab/lab/cmd/lab/app/options"
+	"github.com/karmada-failover/lab/lab/local"
+)
+
+// NewCommand returns `lab status`.
+func NewCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:   "status",
+		Short: "Print the lab's record and a table of its components, PIDs, addresses and health",
+		Long: `Print the lab's record and a table of its components, PIDs, addresses and
+health. Fails when a component is not healthy.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			_, p, err := options.Open(cmd, false)
+			if err != nil {
+				return err
+			}
+			out := cmd.OutOrStdout()
+			st, err := p.State()
+			if errors.Is(err, os.ErrNotExist) {
+				if lp, ok := p.(*local.Lab); !ok || !lp.Running() {
+					fmt.Fprintln(out, "The lab is not up (make lab-up).")
+					return nil
+				}
+			}
+			if st != nil {
+				fmt.Fprintf(out, "%s lab, Karmada %s, members %s, up since %s\n", st.Provider, st.Karmada, strings.Join(st.Members, ","), st.StartedAt.Format(time.RFC3339))
+			}
+			rows, err := p.Status(cmd.Context())
+			if err != nil {
+				return err
+			}
+			lab.PrintStatus(out, rows)
+			for _, r := range rows {
+				if !r.Healthy {
+					return errors.New("some components are not healthy")
+				}
+			}
+			return nil
+		},
+	}
+}
