@@ -3,13 +3,11 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 	"time"
 
 	workv1alpha2 "github.com/karmada-failover/lab/apis/work/v1alpha2"
@@ -72,15 +70,14 @@ type AdmissionRun struct {
 	WebhookCalls float64 `json:"webhookCalls"`
 }
 
-func admission(w io.Writer, args []string) error {
-	fs := flag.NewFlagSet("admission", flag.ContinueOnError)
-	n := fs.Int("n", 200, "dry-run creates per path, object and round")
-	rounds := fs.Int("rounds", 2, "rounds; the paths alternate A B, B A, ...")
-	member := fs.String("member", "member1", "the member whose API server admits them")
-	out := fs.String("out", "_output/bench/admission.json", "result file")
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
+// admissionOptions are the flags of `bench admission`.
+type admissionOptions struct {
+	N, Rounds   int
+	Member, Out string
+}
+
+func admission(w io.Writer, o admissionOptions, command string) error {
+	n, rounds, member, out := &o.N, &o.Rounds, &o.Member, &o.Out
 	ctx := context.Background()
 	_, p, st, fl, err := openLab()
 	if err != nil {
@@ -119,7 +116,7 @@ func admission(w io.Writer, args []string) error {
 			fmt.Fprintf(w, "putting the lab back to %s: %v\n", before, err)
 		}
 	}()
-	res := &AdmissionResult{Command: "go run ./bench admission " + strings.Join(args, " "), Machine: machine(), Started: time.Now().UTC(),
+	res := &AdmissionResult{Command: command, Machine: machine(), Started: time.Now().UTC(),
 		Member: *member, N: *n, Rounds: *rounds, Memory: map[string]int64{}}
 	order := []string{config.RestoreWebhook, config.RestoreKyverno}
 	for round := 1; round <= *rounds; round++ {

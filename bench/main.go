@@ -17,12 +17,13 @@
 //     drain, and the controller's peak RSS (VmHWM; it is restarted per run);
 //   - ResourceBinding size (JSON bytes) after the failover.
 //
-// Usage: go run ./bench [-n 2000] [-rounds 2] [-out _output/bench/result.json]
+// Usage: go run ./bench [-n 2000] [--rounds 2] [--out _output/bench/result.json]
 //
 //	go run ./bench plot docs/bench-drain.svg _output/bench/result-*.json
 //	go run ./bench flink-rto _output/e2e/*/flink-failovers.jsonl
+//	go run ./bench --help
 //
-// (make bench; BENCH_QUICK=1 runs -n 200). The lab must be up (make lab-up)
+// (make bench; BENCH_QUICK=1 runs -n 200). The verbs are in cmd.go. The lab must be up (make lab-up)
 // and both builds present (make build build-upstream).
 package main
 
@@ -30,7 +31,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -43,7 +43,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
-	"k8s.io/klog/v2"
 	"k8s.io/utils/ptr"
 
 	policyv1alpha1 "github.com/karmada-io/karmada/pkg/apis/policy/v1alpha1"
@@ -81,7 +80,7 @@ type Result struct {
 	Started time.Time `json:"started"`
 	N       int       `json:"n"`
 	// Setup names what the runs measured: both Karmada builds and the lab's size. A result
-	// is resumed (-resume) only with the same setup.
+	// is resumed (--resume) only with the same setup.
 	Setup Setup `json:"setup"`
 	// Rounds is the number of rounds asked for; the file is written after each round, so
 	// len(Runs) < 2*Rounds marks a result still in progress.
@@ -117,63 +116,6 @@ type Summary struct {
 	Median, Min, Max float64
 }
 
-func main() {
-	if len(os.Args) == 3 && os.Args[1] == "summarize" {
-		// Recompute medians and ratios of a result file (after a change of measures).
-		res, err := readResult(os.Args[2])
-		if err == nil {
-			summarize(res)
-			err = writeResult(res, os.Args[2], res.N, len(res.Runs)/2)
-		}
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "ERROR:", err)
-			os.Exit(1)
-		}
-		return
-	}
-	if len(os.Args) == 3 && os.Args[1] == "report" {
-		// The tables of docs/benchmarks.md for a result file.
-		if err := report(os.Stdout, os.Args[2]); err != nil {
-			fmt.Fprintln(os.Stderr, "ERROR:", err)
-			os.Exit(1)
-		}
-		return
-	}
-	if len(os.Args) > 2 && os.Args[1] == "flink-rto" {
-		if err := flinkRTO(os.Stdout, os.Args[2:]); err != nil {
-			fmt.Fprintln(os.Stderr, "ERROR:", err)
-			os.Exit(1)
-		}
-		return
-	}
-	if len(os.Args) > 1 && os.Args[1] == "admission" {
-		// The restore webhook against Kyverno in a member's API server (docs/benchmarks.md).
-		klog.LogToStderr(false)
-		if err := admission(os.Stdout, os.Args[2:]); err != nil {
-			fmt.Fprintln(os.Stderr, "ERROR:", err)
-			os.Exit(1)
-		}
-		return
-	}
-	if len(os.Args) > 2 && os.Args[1] == "plot" {
-		if err := plot(os.Args[2], os.Args[3:]); err != nil {
-			fmt.Fprintln(os.Stderr, "ERROR:", err)
-			os.Exit(1)
-		}
-		return
-	}
-	n := flag.Int("n", 2000, "Deployments (bindings) per run")
-	rounds := flag.Int("rounds", 2, "rounds; each runs upstream then patched (A B A B ...)")
-	out := flag.String("out", "_output/bench/result.json", "result file, written after each round")
-	resume := flag.Bool("resume", false, "continue the rounds of -out when it was measured with the same builds, lab size and -n")
-	flag.Parse()
-	klog.LogToStderr(false)
-	if err := run(*n, *rounds, *out, *resume); err != nil {
-		fmt.Fprintln(os.Stderr, "ERROR:", err)
-		os.Exit(1)
-	}
-}
-
 // openLab opens the running lab of this repository (the current folder) for a benchmark.
 func openLab() (*config.Config, labapi.Provider, *labapi.State, *framework.Lab, error) {
 	root, _ := os.Getwd()
@@ -196,7 +138,7 @@ func openLab() (*config.Config, labapi.Provider, *labapi.State, *framework.Lab, 
 	return cfg, p, st, fl, nil
 }
 
-func run(n, rounds int, out string, resume bool) error {
+func run(n, rounds int, out string, resume bool, command string) error {
 	ctx := context.Background()
 	cfg, p, st, fl, err := openLab()
 	if err != nil {
@@ -210,11 +152,12 @@ func run(n, rounds int, out string, resume bool) error {
 	if err != nil {
 		return err
 	}
-	res := &Result{Command: "go run ./bench " + strings.Join(os.Args[1:], " "), Machine: machine(), Started: time.Now().UTC(), N: n, Setup: setup}
+	res := &Result{Command: command, Machine: machine(), Started: time.Now().UTC(), N: n, Setup: setup}
 	if resume {
 		if res, err = resumeResult(out, n, rounds, setup); err != nil {
 			return err
 		}
+		res.Command = command
 	}
 	res.Rounds = rounds
 	res.HistoryLimit = st.FailoverHistoryLimit
@@ -243,7 +186,7 @@ func run(n, rounds int, out string, resume bool) error {
 				one.DrainSeconds, one.FailedOver, one.WritesPerRB, one.ControllerCPU)
 			res.Runs = append(res.Runs, *one)
 		}
-		// Written after each round: an interrupted benchmark resumes with -resume.
+		// Written after each round: an interrupted benchmark resumes with --resume.
 		summarize(res)
 		if err := writeResult(res, out, n, rounds); err != nil {
 			return err
@@ -301,7 +244,7 @@ func resumeResult(out string, n, rounds int, setup Setup) (*Result, error) {
 		return nil, fmt.Errorf("nothing to resume: %w", err)
 	}
 	if res.N != n || res.Setup != setup {
-		return nil, fmt.Errorf("cannot resume %s: it was measured with n=%d and %+v, this run has n=%d and %+v; run without -resume (BENCH_RESUME) to start again",
+		return nil, fmt.Errorf("cannot resume %s: it was measured with n=%d and %+v, this run has n=%d and %+v; run without --resume (BENCH_RESUME) to start again",
 			out, res.N, res.Setup, n, setup)
 	}
 	for _, r := range res.Runs {
@@ -309,7 +252,6 @@ func resumeResult(out string, n, rounds int, setup Setup) (*Result, error) {
 			return nil, fmt.Errorf("cannot resume %s: it has round %d, more than the %d rounds asked for", out, r.Round, rounds)
 		}
 	}
-	res.Command = "go run ./bench " + strings.Join(os.Args[1:], " ")
 	return res, nil
 }
 
