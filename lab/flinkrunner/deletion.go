@@ -214,7 +214,7 @@ func (r *Runner) cleanup(ctx context.Context, key string, u *unstructured.Unstru
 		r.mu.Lock()
 		delete(r.deleting, key) // the next event retries
 		r.mu.Unlock()
-		r.queue.AddRateLimited(key)
+		r.enqueue(ctx, key)
 		return
 	}
 	klog.InfoS("FlinkDeployment cleaned up, finalizer removed", "key", key)

@@ -5,10 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -19,17 +19,23 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/dynamic/dynamicinformer"
-	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/kubernetes/scheme"
-	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/client-go/util/retry"
-	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	ctrlclient "sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	"github.com/karmada-failover/lab/apis/flink"
 	"github.com/karmada-failover/lab/restore/checkpoint"
@@ -45,7 +51,7 @@ type Options struct {
 	PollInterval time.Duration // REST poll period (2s)
 	StopGrace    time.Duration // SIGTERM -> SIGKILL (20s)
 	Env          []string      // extra environment of the Flink processes
-	Resync       time.Duration // informer resync (0 = none)
+	Resync       time.Duration // the cache's resync period (0 = none)
 	// DeletionTime is how long a deleted FlinkDeployment's job runs on before
 	// it is cancelled or stopped with a savepoint (the operator noticing the
 	// delete, the JobManager's shutdown); DeletionTimeAnnotation overrides it.
@@ -74,14 +80,19 @@ func LastStateFrom(loc checkpoint.Locator) func(ctx context.Context, checkpointD
 	}
 }
 
-// Runner watches FlinkDeployments in one cluster and runs their Flink processes.
+// Runner watches FlinkDeployments in one cluster and runs their Flink processes:
+// a controller-runtime Manager with one Reconciler (one worker, as the
+// operator's), its cache of FlinkDeployments, events and health.
 type Runner struct {
-	opts     Options
-	client   dynamic.Interface
-	exec     Executor
-	queue    workqueue.TypedRateLimitingInterface[string]
-	informer cache.SharedIndexInformer
-	synced   atomic.Bool
+	opts   Options
+	client dynamic.Interface
+	exec   Executor
+	mgr    manager.Manager
+	reader ctrlclient.Reader // the manager's cache of FlinkDeployments
+	// requeue brings a key back to the Reconciler from outside it (a deletion's
+	// cleanup that failed).
+	requeue chan event.GenericEvent
+	synced  atomic.Bool
 
 	mu      sync.Mutex
 	runs    map[string]*run
@@ -89,7 +100,6 @@ type Runner struct {
 	// deleting: UID of the object whose cleanup runs, per key.
 	deleting map[string]string
 
-	events   record.EventBroadcaster
 	recorder record.EventRecorder // events on FlinkDeployments, as the operator's
 }
 
@@ -157,100 +167,112 @@ func New(cfg *rest.Config, opts Options) (*Runner, error) {
 	if err != nil {
 		return nil, err
 	}
-	kube, err := kubernetes.NewForConfig(cfg)
-	if err != nil {
-		return nil, err
-	}
-	events := record.NewBroadcaster()
-	events.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: kube.CoreV1().Events(metav1.NamespaceAll)})
 	r := &Runner{
 		opts:     opts,
 		client:   client,
 		exec:     opts.Executor,
-		queue:    workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[string]()),
+		requeue:  make(chan event.GenericEvent, 64),
 		runs:     map[string]*run{},
 		written:  map[string]Status{},
 		deleting: map[string]string{},
-		events:   events,
-		recorder: events.NewRecorder(scheme.Scheme, corev1.EventSource{Component: "flink-runner"}),
 	}
-	factory := dynamicinformer.NewFilteredDynamicSharedInformerFactory(client, opts.Resync, metav1.NamespaceAll, nil)
-	r.informer = factory.ForResource(GVR).Informer()
-	enqueue := func(obj interface{}) {
-		if key, err := cache.DeletionHandlingMetaNamespaceKeyFunc(obj); err == nil {
-			r.queue.Add(key)
+	metricsAddr := "0" // off
+	if opts.HealthAddr != "" {
+		metricsAddr = opts.HealthAddr
+	}
+	var resync *time.Duration
+	if opts.Resync > 0 {
+		resync = &opts.Resync
+	}
+	mgr, err := manager.New(cfg, manager.Options{
+		// One address for /metrics (controller-runtime's: reconciles, work queue),
+		// /healthz, /readyz and /debug/jobs.
+		Metrics:                metricsserver.Options{BindAddress: metricsAddr, ExtraHandlers: r.handlers()},
+		HealthProbeBindAddress: "0",
+		Cache:                  cache.Options{SyncPeriod: resync},
+		// The Flink processes stop after the manager (Run), not within its grace period.
+		GracefulShutdownTimeout: ptr.To(30 * time.Second),
+	})
+	if err != nil {
+		return nil, err
+	}
+	r.mgr, r.reader = mgr, mgr.GetCache()
+	r.recorder = mgr.GetEventRecorderFor("flink-runner") //nolint:staticcheck // core/v1 Events, as the operator records them
+	err = builder.ControllerManagedBy(mgr).
+		Named("flinkdeployment").
+		For(newFlinkDeployment()).
+		WatchesRawSource(source.Channel(r.requeue, &handler.EnqueueRequestForObject{})).
+		WithOptions(controller.Options{MaxConcurrentReconciles: 1}).
+		Complete(reconcile.Func(func(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+			return reconcile.Result{}, r.reconcile(ctx, req.String())
+		}))
+	if err != nil {
+		return nil, err
+	}
+	// Ready once the cache of FlinkDeployments has synced (/readyz).
+	if err := mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
+		if mgr.GetCache().WaitForCacheSync(ctx) {
+			r.synced.Store(true)
+			klog.InfoS("FlinkDeployment cache synced")
 		}
-	}
-	if _, err := r.informer.AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    enqueue,
-		UpdateFunc: func(_, obj interface{}) { enqueue(obj) },
-		DeleteFunc: enqueue,
-	}); err != nil {
+		return nil
+	})); err != nil {
 		return nil, err
 	}
 	return r, nil
 }
 
-// Run watches until ctx ends, then stops every Flink process it started and
-// returns. At start each existing FlinkDeployment gets a new process; one that
-// was deployed before resumes from its job's latest completed checkpoint
-// (Options.LastState), as the operator's JobManager does after a failover.
-func (r *Runner) Run(ctx context.Context) error {
-	var srv *http.Server
-	if r.opts.HealthAddr != "" {
-		ln, err := net.Listen("tcp", r.opts.HealthAddr)
-		if err != nil {
-			return fmt.Errorf("health address: %w", err)
-		}
-		srv = &http.Server{Handler: r.Handler(), ReadHeaderTimeout: 5 * time.Second}
-		go func() { _ = srv.Serve(ln) }()
-		klog.InfoS("Serving health", "addr", ln.Addr().String())
-	}
-	informerCtx, stopInformer := context.WithCancel(context.Background())
-	go r.informer.Run(informerCtx.Done())
-	workerDone := make(chan struct{})
-	go func() {
-		defer close(workerDone)
-		if !cache.WaitForCacheSync(ctx.Done(), r.informer.HasSynced) {
-			return
-		}
-		r.synced.Store(true)
-		klog.InfoS("FlinkDeployment informer synced")
-		for r.processNext(ctx) {
-		}
-	}()
-	<-ctx.Done()
-	klog.InfoS("Shutting down: stopping all Flink processes")
-	r.queue.ShutDown()
-	<-workerDone
-	stopInformer()
-	r.stopAll()
-	r.events.Shutdown() // flushes the events recorded so far
-	if srv != nil {
-		shutCtx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-		_ = srv.Shutdown(shutCtx)
-		cancel()
-	}
-	return nil
+// newFlinkDeployment is an empty FlinkDeployment for the manager's cache and client.
+func newFlinkDeployment() *unstructured.Unstructured {
+	u := &unstructured.Unstructured{}
+	u.SetGroupVersionKind(GVR.GroupVersion().WithKind(flink.Kind))
+	return u
 }
 
-// Handler serves /healthz (process up), /readyz (informer synced) and
-// /debug/jobs (JSON list of processes).
-func (r *Runner) Handler() http.Handler {
-	mux := http.NewServeMux()
-	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok")) })
-	mux.HandleFunc("/readyz", func(w http.ResponseWriter, _ *http.Request) {
+// Run runs the manager until ctx ends, then stops every Flink process it
+// started and returns. At start each existing FlinkDeployment gets a new
+// process; one that was deployed before resumes from its job's latest
+// completed checkpoint (Options.LastState), as the operator's JobManager does
+// after a failover.
+func (r *Runner) Run(ctx context.Context) error {
+	err := r.mgr.Start(ctx)
+	klog.InfoS("Shutting down: stopping all Flink processes")
+	r.stopAll()
+	return err
+}
+
+// enqueue brings key back to the Reconciler, unless the runner is stopping.
+func (r *Runner) enqueue(ctx context.Context, key string) {
+	ns, name, _ := strings.Cut(key, "/")
+	u := newFlinkDeployment()
+	u.SetNamespace(ns)
+	u.SetName(name)
+	select {
+	case r.requeue <- event.GenericEvent{Object: u}:
+	case <-ctx.Done():
+	}
+}
+
+// handlers serve /healthz (process up), /readyz (cache synced) and
+// /debug/jobs (JSON list of processes), next to the manager's /metrics.
+func (r *Runner) handlers() map[string]http.Handler {
+	live := &healthz.Handler{Checks: map[string]healthz.Checker{"ping": healthz.Ping}}
+	ready := &healthz.Handler{Checks: map[string]healthz.Checker{"cache-synced": func(*http.Request) error {
 		if !r.synced.Load() {
-			http.Error(w, "informer not synced", http.StatusServiceUnavailable)
-			return
+			return errors.New("FlinkDeployment cache not synced")
 		}
-		_, _ = w.Write([]byte("ok"))
-	})
-	mux.HandleFunc("/debug/jobs", func(w http.ResponseWriter, _ *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		_ = json.NewEncoder(w).Encode(r.Processes())
-	})
-	return mux
+		return nil
+	}}}
+	return map[string]http.Handler{
+		"/healthz":  http.StripPrefix("/healthz", live),
+		"/healthz/": http.StripPrefix("/healthz", live),
+		"/readyz":   http.StripPrefix("/readyz", ready),
+		"/readyz/":  http.StripPrefix("/readyz", ready),
+		"/debug/jobs": http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			_ = json.NewEncoder(w).Encode(r.Processes())
+		}),
+	}
 }
 
 // Processes lists the Flink processes the runner manages.
@@ -273,39 +295,20 @@ func (r *Runner) Processes() []ProcessInfo {
 	return out
 }
 
-func (r *Runner) processNext(ctx context.Context) bool {
-	key, shutdown := r.queue.Get()
-	if shutdown {
-		return false
-	}
-	defer r.queue.Done(key)
-	if err := r.reconcile(ctx, key); err != nil {
-		if ctx.Err() == nil {
-			klog.ErrorS(err, "Reconcile failed, retrying", "key", key)
-			r.queue.AddRateLimited(key)
-		}
-		return true
-	}
-	r.queue.Forget(key)
-	return true
-}
-
 func (r *Runner) reconcile(ctx context.Context, key string) error {
-	obj, exists, err := r.informer.GetIndexer().GetByKey(key)
-	if err != nil {
+	ns, name, _ := strings.Cut(key, "/")
+	u := newFlinkDeployment()
+	err := r.reader.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, u)
+	if err != nil && !apierrors.IsNotFound(err) {
 		return err
 	}
-	if !exists {
+	if apierrors.IsNotFound(err) {
 		r.stopRun(key, "deleted")
 		r.mu.Lock()
 		delete(r.written, key)
 		delete(r.deleting, key)
 		r.mu.Unlock()
 		return nil
-	}
-	u, ok := obj.(*unstructured.Unstructured)
-	if !ok {
-		return fmt.Errorf("unexpected object %T", obj)
 	}
 	if u.GetDeletionTimestamp() != nil {
 		return r.reconcileDeletion(ctx, key, u)

@@ -19,6 +19,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/klog/v2"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/karmada-failover/lab/lab/flinkrunner"
 	"github.com/karmada-failover/lab/restore/checkpoint"
@@ -47,7 +48,7 @@ func main() {
 		portRange   = flag.String("rest-port-range", "24700-24799", "range for the Flink REST ports (bound to 127.0.0.1)")
 		taskSlots   = flag.Int("task-slots", -1, "force taskmanager.numberOfTaskSlots on every job; 0 = no TaskManager + adaptive scheduler (jobs stay CREATED); -1 = Flink default")
 		logDir      = flag.String("log-dir", "flink-runner-logs", "directory for <namespace>_<name>.log of each Flink process")
-		healthAddr  = flag.String("health-addr", "", "address for /healthz, /readyz, /debug/jobs (e.g. 127.0.0.1:24690; empty = off)")
+		healthAddr  = flag.String("health-addr", "", "address for /healthz, /readyz, /debug/jobs and /metrics (e.g. 127.0.0.1:24690; empty = off)")
 		java        = flag.String("java", "java", "java binary")
 		javaOpts    = flag.String("java-opts", "", "extra JVM flags, space separated (e.g. -Xmx512m)")
 		mainClass   = flag.String("main-class", flinkrunner.DefaultMainClass, "main class run from the jar")
@@ -63,6 +64,8 @@ func main() {
 	)
 	flag.Var(flinkConf, "flink-conf", "default Flink configuration key=value (repeatable), overridden by spec.flinkConfiguration")
 	flag.Parse()
+	// controller-runtime (the runner's manager) logs through klog as the runner does.
+	ctrllog.SetLogger(klog.NewKlogr())
 
 	lo, hi, err := flinkrunner.ParsePortRange(*portRange)
 	if err != nil {
