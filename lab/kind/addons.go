@@ -21,6 +21,7 @@ import (
 
 	"github.com/karmada-failover/lab/apis/flink"
 	"github.com/karmada-failover/lab/lab"
+	"github.com/karmada-failover/lab/lab/config"
 	"github.com/karmada-failover/lab/lab/internal/manifest"
 	"github.com/karmada-failover/lab/lab/internal/pki"
 	"github.com/karmada-failover/lab/lab/internal/poll"
@@ -97,8 +98,18 @@ func RenderManifest(name string, data map[string]any) ([]byte, error) {
 	return manifest.Render("lab/kind/manifests/"+name, src, manifest.Values(data)...)
 }
 
-func (l *Lab) kubectlOn(ctx context.Context, cluster string, args ...string) (string, error) {
-	return l.run(ctx, "kubectl-"+cluster+"-"+args[0], l.Cfg.Bins.Kubectl, append([]string{"--kubeconfig", l.kubeconfigOf(cluster)}, args...)...)
+// applyOn applies a manifest file to one of the lab's clusters (server-side apply).
+func (l *Lab) applyOn(ctx context.Context, cluster, path string) error {
+	k, err := l.kubeOn(cluster)
+	if err != nil {
+		return err
+	}
+	return k.applyFile(ctx, path)
+}
+
+// karmadaKube is a client of the Karmada API server.
+func (l *Lab) karmadaKube() (*kube, error) {
+	return newKube(l.Cfg.KarmadaKubeconfig(), config.KarmadaContext)
 }
 
 // SeaweedFSImage is the S3 store's image where the lab builds its images.
@@ -127,10 +138,14 @@ func (l *Lab) installCheckpointStore(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if _, err := l.kubectlOn(ctx, HostCluster, "apply", "--server-side", "-f", f); err != nil {
+	host, err := l.kubeOn(HostCluster)
+	if err != nil {
 		return err
 	}
-	if _, err := l.kubectlOn(ctx, HostCluster, "-n", "checkpoint-store", "rollout", "status", "deployment/"+deploy, "--timeout=5m"); err != nil {
+	if err := host.applyFile(ctx, f); err != nil {
+		return err
+	}
+	if err := host.rolloutStatus(ctx, "checkpoint-store", deploy, 5*time.Minute); err != nil {
 		return err
 	}
 	if err := createBucket(ctx, fmt.Sprintf("http://127.0.0.1:%d", S3Port), creds); err != nil {
@@ -149,7 +164,7 @@ func (l *Lab) installCheckpointStore(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		if _, err := l.kubectlOn(ctx, m, "apply", "--server-side", "-f", f); err != nil {
+		if err := l.applyOn(ctx, m, f); err != nil {
 			return err
 		}
 	}
@@ -216,11 +231,19 @@ func (l *Lab) installOperators(ctx context.Context) error {
 	}
 	// Karmada needs the operator's CRD to accept FlinkDeployment templates: copy
 	// the one the chart installed on member1.
-	crd, err := l.kubectlOn(ctx, l.members()[0], "get", "crd", flink.CRDName, "-o", "json")
+	k, err := l.kubeOn(l.members()[0])
 	if err != nil {
 		return err
 	}
-	portable, err := portableObject([]byte(crd))
+	obj, err := k.get(ctx, "apiextensions.k8s.io/v1", "CustomResourceDefinition", "", flink.CRDName)
+	if err != nil {
+		return err
+	}
+	crd, err := obj.MarshalJSON()
+	if err != nil {
+		return err
+	}
+	portable, err := portableObject(crd)
 	if err != nil {
 		return fmt.Errorf("the operator's FlinkDeployment CRD: %w", err)
 	}
@@ -228,11 +251,14 @@ func (l *Lab) installOperators(ctx context.Context) error {
 	if err := os.WriteFile(crdFile, portable, 0o644); err != nil {
 		return err
 	}
-	if _, err := l.run(ctx, "karmada-flink-crd", l.Cfg.Bins.Kubectl, "--kubeconfig", l.Cfg.KarmadaKubeconfig(),
-		"apply", "--server-side", "-f", crdFile); err != nil {
+	karmada, err := l.karmadaKube()
+	if err != nil {
 		return err
 	}
-	return l.waitCRD(ctx, l.Cfg.KarmadaKubeconfig(), "Karmada")
+	if err := karmada.applyFile(ctx, crdFile); err != nil {
+		return err
+	}
+	return waitCRD(ctx, karmada)
 }
 
 // portableObject drops an object's status and server-set metadata (uid,
@@ -268,11 +294,14 @@ func (l *Lab) restoreWebhookTLS(ctx context.Context, member string) error {
 		if err != nil {
 			return err
 		}
-		if _, err := l.kubectlOn(ctx, member, "apply", "--server-side", "-f", f); err != nil {
+		k, err := l.kubeOn(member)
+		if err != nil {
 			return err
 		}
-		_, err = l.kubectlOn(ctx, member, "-n", "flink-restore", "wait", "--for=condition=Ready", "--timeout=3m", "certificate/flink-restore-webhook")
-		return err
+		if err := k.applyFile(ctx, f); err != nil {
+			return err
+		}
+		return k.waitCondition(ctx, "cert-manager.io/v1", "Certificate", "flink-restore", "flink-restore-webhook", "Ready", 3*time.Minute)
 	}
 	dir := filepath.Join(l.kindDir(), "pki")
 	if err := pki.ServingPair(dir, pki.RestoreWebhook, "flink-restore-webhook", []string{RestoreWebhookServiceDNS, RestoreWebhookServiceDNS + ".cluster.local"}); err != nil {
@@ -295,8 +324,7 @@ func (l *Lab) restoreWebhookTLS(ctx context.Context, member string) error {
 	if err := os.WriteFile(f, secret, 0o600); err != nil {
 		return err
 	}
-	_, err = l.kubectlOn(ctx, member, "apply", "--server-side", "-f", f)
-	return err
+	return l.applyOn(ctx, member, f)
 }
 
 func (l *Lab) installRestore(ctx context.Context) error {
@@ -310,16 +338,20 @@ func (l *Lab) installRestore(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		if _, err := l.kubectlOn(ctx, m, "apply", "--server-side", "-f", f); err != nil {
+		k, err := l.kubeOn(m)
+		if err != nil {
 			return err
 		}
-		if _, err := l.kubectlOn(ctx, m, "apply", "--server-side", "-f", filepath.Join(l.Cfg.Root, "restore", "deploy", "rbac.yaml")); err != nil {
+		if err := k.applyFile(ctx, f); err != nil {
+			return err
+		}
+		if err := k.applyFile(ctx, filepath.Join(l.Cfg.Root, "restore", "deploy", "rbac.yaml")); err != nil {
 			return err
 		}
 		if err := l.restoreWebhookTLS(ctx, m); err != nil {
 			return err
 		}
-		if _, err := l.kubectlOn(ctx, m, "-n", "flink-restore", "rollout", "status", "deployment/flink-restore-webhook", "--timeout=5m"); err != nil {
+		if err := k.rolloutStatus(ctx, "flink-restore", "flink-restore-webhook", 5*time.Minute); err != nil {
 			return err
 		}
 		// The webhook restores until Kyverno takes over (LAB_RESTORE=kyverno: upKyverno).

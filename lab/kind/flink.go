@@ -10,7 +10,6 @@ import (
 
 	"github.com/karmada-failover/lab/apis/flink"
 	"github.com/karmada-failover/lab/lab/config"
-	"github.com/karmada-failover/lab/lab/internal/poll"
 )
 
 // Flink on the kind lab where images are built (LAB_IMAGES=build): the
@@ -45,14 +44,22 @@ func (l *Lab) installFlink(ctx context.Context) error {
 	if _, err := os.Stat(crd); err != nil {
 		return fmt.Errorf("the FlinkDeployment CRD of the Karmada tree: %w", err)
 	}
-	if _, err := l.run(ctx, "karmada-flink-crd", l.Cfg.Bins.Kubectl, "--kubeconfig", l.Cfg.KarmadaKubeconfig(), "apply", "--server-side", "-f", crd); err != nil {
+	karmada, err := l.karmadaKube()
+	if err != nil {
+		return err
+	}
+	if err := karmada.applyFile(ctx, crd); err != nil {
 		return err
 	}
 	for _, m := range l.members() {
-		if _, err := l.kubectlOn(ctx, m, "apply", "--server-side", "-f", crd); err != nil {
+		k, err := l.kubeOn(m)
+		if err != nil {
 			return err
 		}
-		if err := l.waitCRD(ctx, l.kubeconfigOf(m), m); err != nil {
+		if err := k.applyFile(ctx, crd); err != nil {
+			return err
+		}
+		if err := waitCRD(ctx, k); err != nil {
 			return err
 		}
 		if err := l.applyRunner(ctx, m, -1); err != nil {
@@ -64,17 +71,12 @@ func (l *Lab) installFlink(ctx context.Context) error {
 			return err
 		}
 	}
-	return l.waitCRD(ctx, l.Cfg.KarmadaKubeconfig(), "Karmada")
+	return waitCRD(ctx, karmada)
 }
 
-// waitCRD waits until the FlinkDeployment CRD is Established (kubectl wait
-// gives up at once when it reads the CRD before its first conditions).
-func (l *Lab) waitCRD(ctx context.Context, kubeconfig, where string) error {
-	return poll.Until(ctx, time.Minute, time.Second, "the FlinkDeployment CRD Established in "+where, func(ctx context.Context) (bool, error) {
-		_, err := l.run(ctx, "flink-crd-wait", l.Cfg.Bins.Kubectl, "--kubeconfig", kubeconfig,
-			"wait", "--for=condition=Established", "--timeout=10s", "crd/"+flink.CRDName)
-		return err == nil, nil
-	})
+// waitCRD waits until the FlinkDeployment CRD is Established in k's cluster.
+func waitCRD(ctx context.Context, k *kube) error {
+	return k.waitCondition(ctx, "apiextensions.k8s.io/v1", "CustomResourceDefinition", "", flink.CRDName, "Established", time.Minute)
 }
 
 // applyRunner applies member's runner (taskSlots as FlinkRunnerData).
@@ -88,13 +90,15 @@ func (l *Lab) applyRunner(ctx context.Context, member string, taskSlots int) err
 	if err != nil {
 		return err
 	}
-	_, err = l.kubectlOn(ctx, member, "apply", "--server-side", "-f", f)
-	return err
+	return l.applyOn(ctx, member, f)
 }
 
 // waitRunner waits until member's runner has rolled out and is ready
 // (its FlinkDeployment informer synced).
 func (l *Lab) waitRunner(ctx context.Context, member string) error {
-	_, err := l.kubectlOn(ctx, member, "-n", "flink-runner", "rollout", "status", "deployment/flink-runner", "--timeout=3m")
-	return err
+	k, err := l.kubeOn(member)
+	if err != nil {
+		return err
+	}
+	return k.rolloutStatus(ctx, "flink-runner", "flink-runner", 3*time.Minute)
 }

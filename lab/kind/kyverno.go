@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/karmada-failover/lab/lab"
@@ -29,16 +30,19 @@ import (
 
 // restoreCA is the CA of the member's restore webhook serving certificate, base64 and PEM.
 func (l *Lab) restoreCA(ctx context.Context, member string) (string, []byte, error) {
-	caB64, err := l.kubectlOn(ctx, member, "-n", "flink-restore", "get", "secret", "flink-restore-webhook-tls", "-o", "jsonpath={.data.ca\\.crt}")
+	k, err := l.kubeOn(member)
 	if err != nil {
 		return "", nil, err
 	}
-	caB64 = strings.TrimSpace(caB64)
-	caPEM, err := base64.StdEncoding.DecodeString(caB64)
-	if err != nil || len(caPEM) == 0 {
+	s, err := k.cs.CoreV1().Secrets("flink-restore").Get(ctx, "flink-restore-webhook-tls", metav1.GetOptions{})
+	if err != nil {
+		return "", nil, fmt.Errorf("%s: %w", member, err)
+	}
+	caPEM := s.Data["ca.crt"]
+	if len(caPEM) == 0 {
 		return "", nil, fmt.Errorf("%s: secret flink-restore/flink-restore-webhook-tls has no ca.crt", member)
 	}
-	return caB64, caPEM, nil
+	return base64.StdEncoding.EncodeToString(caPEM), caPEM, nil
 }
 
 // applyRestoreDeploy renders restore/deploy/<src> for member, old replaced by new,
@@ -48,8 +52,7 @@ func (l *Lab) applyRestoreDeploy(ctx context.Context, member, src, old, repl str
 	if err := manifest.RenderFile(filepath.Join(l.Cfg.Root, "restore", "deploy", src), out, 0o644, old, repl); err != nil {
 		return err
 	}
-	_, err := l.kubectlOn(ctx, member, "apply", "--server-side", "-f", out)
-	return err
+	return l.applyOn(ctx, member, out)
 }
 
 // registerRestoreWebhook registers the member's restore webhook with its API server
@@ -130,8 +133,11 @@ func (l *Lab) applyKyvernoPolicy(ctx context.Context, member string) error {
 	}); err != nil {
 		return err
 	}
-	_, err = l.kubectlOn(ctx, member, "wait", "--for=condition=Ready", "clusterpolicy/"+lab.KyvernoPolicy, "--timeout=3m")
-	return err
+	k, err := l.kubeOn(member)
+	if err != nil {
+		return err
+	}
+	return k.waitCondition(ctx, "kyverno.io/v1", "ClusterPolicy", "", lab.KyvernoPolicy, "Ready", 3*time.Minute)
 }
 
 // tearDownKyverno removes member's Kyverno: its policy first (while Kyverno runs, so
@@ -139,21 +145,24 @@ func (l *Lab) applyKyvernoPolicy(ctx context.Context, member string) error {
 // webhook configurations and leases Kyverno made itself, so that nothing calls a Kyverno
 // that is gone and a Kyverno installed later starts afresh.
 func (l *Lab) tearDownKyverno(ctx context.Context, member string) error {
-	if _, err := l.kubectlOn(ctx, member, "get", "crd", "clusterpolicies.kyverno.io"); err == nil {
-		if _, err := l.kubectlOn(ctx, member, "delete", "clusterpolicy", lab.KyvernoPolicy, "--ignore-not-found", "--wait=true", "--timeout=1m"); err != nil {
-			return err
-		}
+	k, err := l.kubeOn(member)
+	if err != nil {
+		return err
+	}
+	// Without Kyverno's CRD there is no policy to delete.
+	if err := k.delete(ctx, "kyverno.io/v1", "ClusterPolicy", "", lab.KyvernoPolicy, time.Minute); err != nil {
+		return err
 	}
 	if _, err := l.run(ctx, "helm-uninstall-"+Kyverno.Release+"-"+member, l.Cfg.Bins.Helm, "uninstall", Kyverno.Release, "--namespace", Kyverno.Namespace,
 		"--kubeconfig", l.kubeconfigOf(member), "--ignore-not-found", "--wait", "--timeout", "5m"); err != nil {
 		return err
 	}
-	if _, err := l.kubectlOn(ctx, member, "delete", "mutatingwebhookconfigurations,validatingwebhookconfigurations",
-		"-l", "webhook.kyverno.io/managed-by=kyverno", "--ignore-not-found"); err != nil {
-		return err
+	for _, kind := range []string{"MutatingWebhookConfiguration", "ValidatingWebhookConfiguration"} {
+		if err := k.deleteAll(ctx, "admissionregistration.k8s.io/v1", kind, "", "webhook.kyverno.io/managed-by=kyverno"); err != nil {
+			return err
+		}
 	}
-	_, err := l.kubectlOn(ctx, member, "-n", Kyverno.Namespace, "delete", "lease", "--all", "--ignore-not-found")
-	return err
+	return k.deleteAll(ctx, "coordination.k8s.io/v1", "Lease", Kyverno.Namespace, "")
 }
 
 // waitKyvernoAdmission waits until member's Kyverno acts on admission (lab.WaitKyvernoAdmission).
@@ -199,7 +208,11 @@ func (l *Lab) switchRestore(ctx context.Context, mode string) error {
 		if err := l.applyKyvernoPolicy(ctx, m); err != nil {
 			return fmt.Errorf("%s: %w (the restore webhook still restores there; run the switch again, either way)", m, err)
 		}
-		if _, err := l.kubectlOn(ctx, m, "delete", "mutatingwebhookconfiguration", lab.RestoreWebhookConfiguration, "--ignore-not-found"); err != nil {
+		k, err := l.kubeOn(m)
+		if err != nil {
+			return err
+		}
+		if err := k.delete(ctx, "admissionregistration.k8s.io/v1", "MutatingWebhookConfiguration", "", lab.RestoreWebhookConfiguration, 0); err != nil {
 			return err
 		}
 		// Only now is Kyverno's the only restore on admission: the webhook's own

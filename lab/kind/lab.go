@@ -381,7 +381,11 @@ func (l *Lab) StartCluster(ctx context.Context, name string) error {
 
 func (l *Lab) waitAPI(ctx context.Context, kubeconfig string, timeout time.Duration) error {
 	return poll.Until(ctx, timeout, 2*time.Second, "the API server of "+filepath.Base(kubeconfig), func(ctx context.Context) (bool, error) {
-		_, err := l.run(ctx, "readyz", l.Cfg.Bins.Kubectl, "--kubeconfig", kubeconfig, "get", "--raw", "/readyz")
+		k, err := newKube(kubeconfig, "")
+		if err != nil {
+			return false, err
+		}
+		err = k.readyz(ctx)
 		return err == nil, err
 	})
 }
@@ -460,7 +464,7 @@ func (l *Lab) Status(ctx context.Context) ([]lab.ComponentStatus, error) {
 		default:
 			row.Healthy, row.Detail = false, "container not running"
 		}
-		if _, err := l.run(ctx, "readyz", l.Cfg.Bins.Kubectl, "--kubeconfig", l.kubeconfigOf(name), "get", "--raw", "/readyz"); err != nil {
+		if k, err := l.kubeOn(name); err != nil || k.readyz(ctx) != nil {
 			row.Healthy = false
 			row.Detail = strings.TrimSpace(row.Detail + " API server unreachable")
 		}
