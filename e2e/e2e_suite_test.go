@@ -52,7 +52,7 @@ var _ = SynchronizedBeforeSuite(func(ctx SpecContext) []byte {
 	Expect(err).NotTo(HaveOccurred())
 	if st, err := p.State(); err != nil || !st.Ready || !running(p) {
 		By("bringing the " + string(p.Name()) + " lab up (it was not up)")
-		Expect(p.Up(ctx, labapi.UpOptions{Out: GinkgoWriter, Retain: p.Config().Retain})).To(Succeed())
+		Expect(labapi.Up(ctx, p, labapi.UpOptions{Out: GinkgoWriter, Retain: p.Config().Retain})).To(Succeed())
 		broughtUp = true
 	}
 	// LAB_RESTORE=kyverno make flink-demo on a running lab: restore as asked.
@@ -106,7 +106,7 @@ var _ = SynchronizedBeforeSuite(func(ctx SpecContext) []byte {
 var _ = SynchronizedAfterSuite(func() {}, func(ctx SpecContext) {
 	if broughtUp && !*keepLab {
 		By("taking down the lab the suite brought up")
-		Expect(provider.Down(ctx, GinkgoWriter)).To(Succeed())
+		Expect(labapi.Down(ctx, provider, GinkgoWriter)).To(Succeed())
 	}
 }, NodeTimeout(2*time.Minute))
 

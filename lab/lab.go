@@ -38,12 +38,12 @@ type Provider interface {
 	Name() config.Provider
 	// Config is the configuration the provider was made with.
 	Config() *config.Config
-	// Up brings the lab up and records it (State). It returns ErrAlreadyUp when it is up.
-	Up(ctx context.Context, o UpOptions) error
-	// Down stops the lab; its data and logs stay.
-	Down(ctx context.Context, out io.Writer) error
-	// Clean takes the lab down and removes its files.
-	Clean(ctx context.Context, out io.Writer) error
+	// Plan checks that the lab can come up (ErrAlreadyUp when it is up) and returns how:
+	// the record and the steps Up runs. Bring a lab up with Up, not with the plan alone.
+	Plan(ctx context.Context, out io.Writer) (*Plan, error)
+	// TearDown stops everything of the lab (processes, clusters, the lab's own dockerd);
+	// its data and logs stay. Take a lab down with Down, which also marks its record.
+	TearDown(ctx context.Context, out io.Writer) error
 	// Status checks every component.
 	Status(ctx context.Context) ([]ComponentStatus, error)
 	// Env is the exports that point kubectl, karmadactl and upstream's e2e suite at the lab.

@@ -3,6 +3,7 @@ package lab
 import (
 	"context"
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -17,6 +18,7 @@ import (
 	karmadafake "github.com/karmada-io/karmada/pkg/generated/clientset/versioned/fake"
 
 	"github.com/karmada-failover/lab/lab/config"
+	"github.com/karmada-failover/lab/lab/internal/steps"
 )
 
 // TestReadStateOfAnEarlierLab reads a record written before the record held the lab's
@@ -162,5 +164,110 @@ func TestCheckFreeSpace(t *testing.T) {
 	err := CheckFreeSpace(dir, 1<<62)
 	if err == nil || !strings.Contains(err.Error(), "GiB free on the file system of "+dir) {
 		t.Fatalf("want a refusal naming the free space and the directory, got %v", err)
+	}
+}
+
+// fakeProvider is a Provider whose plan and tear-down are scripted: what the driver
+// does around them is what a user of either lab sees.
+type fakeProvider struct {
+	Provider
+	cfg       *config.Config
+	planErr   error
+	failAt    int // step index that fails (-1: none)
+	ran       []string
+	tornDown  int
+	teardownE error
+}
+
+func (f *fakeProvider) Config() *config.Config { return f.cfg }
+func (f *fakeProvider) State() (*State, error) { return ReadState(f.cfg) }
+func (f *fakeProvider) TearDown(context.Context, io.Writer) error {
+	f.tornDown++
+	return f.teardownE
+}
+func (f *fakeProvider) Plan(context.Context, io.Writer) (*Plan, error) {
+	if f.planErr != nil {
+		return nil, f.planErr
+	}
+	var list []steps.Step
+	for i, name := range []string{"one", "two", "three"} {
+		list = append(list, steps.Step{Name: name, Run: func(context.Context) error {
+			f.ran = append(f.ran, name)
+			if i == f.failAt {
+				return errors.New(name + " failed")
+			}
+			return nil
+		}})
+	}
+	return &Plan{State: NewState(f.cfg), Steps: list, Recorded: func(st *State) { st.Images = "recorded" }}, nil
+}
+
+// TestDriver: one bring-up and one take-down for every provider. A failed plan starts
+// nothing; the record is written with every step's time and Ready only when all passed;
+// a lab that did not come up is taken down unless retained; Down keeps the record,
+// marked down; Clean removes the lab's folder.
+func TestDriver(t *testing.T) {
+	newFake := func(failAt int) *fakeProvider {
+		return &fakeProvider{cfg: &config.Config{Dir: t.TempDir(), Provider: config.ProviderLocal, Members: 2}, failAt: failAt}
+	}
+	ctx := context.Background()
+
+	f := newFake(-1)
+	f.planErr = ErrAlreadyUp
+	if err := Up(ctx, f, UpOptions{}); !errors.Is(err, ErrAlreadyUp) || len(f.ran) != 0 || f.tornDown != 0 {
+		t.Fatalf("a lab that is up: %v, ran %v, torn down %d", err, f.ran, f.tornDown)
+	}
+
+	f = newFake(-1)
+	if err := Up(ctx, f, UpOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	st, err := f.State()
+	if err != nil || !st.Ready || len(st.Steps) != 3 || st.Images != "recorded" || st.StoppedAt != nil || f.tornDown != 0 {
+		t.Fatalf("up: %+v %v, torn down %d", st, err, f.tornDown)
+	}
+	if err := Down(ctx, f, nil); err != nil {
+		t.Fatal(err)
+	}
+	if st, err = f.State(); err != nil || st.Ready || st.StoppedAt == nil || len(st.Steps) != 3 || f.tornDown != 1 {
+		t.Fatalf("down: the record %+v %v, torn down %d", st, err, f.tornDown)
+	}
+
+	f = newFake(1)
+	var out strings.Builder
+	err = Up(ctx, f, UpOptions{Out: &out})
+	if err == nil || !strings.Contains(err.Error(), "two failed") || !slices.Equal(f.ran, []string{"one", "two"}) || f.tornDown != 1 {
+		t.Fatalf("a failed step: %v, ran %v, torn down %d", err, f.ran, f.tornDown)
+	}
+	if st, err = f.State(); err != nil || st.Ready || len(st.Steps) != 1 || !strings.Contains(out.String(), "taking it down") {
+		t.Fatalf("a failed step: the record %+v %v; output %q", st, err, out.String())
+	}
+
+	f = newFake(0)
+	if err := Up(ctx, f, UpOptions{Retain: true}); err == nil || f.tornDown != 0 {
+		t.Fatalf("retained: %v, torn down %d", err, f.tornDown)
+	}
+	if st, err = f.State(); err != nil || st.Ready || st.StoppedAt != nil {
+		t.Fatalf("retained: the record %+v %v", st, err)
+	}
+
+	f = newFake(2)
+	f.teardownE = errors.New("a node container would not go")
+	if err := Up(ctx, f, UpOptions{}); err == nil || !strings.Contains(err.Error(), "three failed") || !strings.Contains(err.Error(), "would not go") {
+		t.Fatalf("a failed tear-down after a failed step: %v", err)
+	}
+	if st, err = f.State(); err != nil || st.Ready || st.StoppedAt != nil {
+		t.Fatalf("a failed tear-down leaves no StoppedAt: %+v %v", st, err)
+	}
+
+	f = newFake(-1)
+	if err := Up(ctx, f, UpOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := Clean(ctx, f, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(f.cfg.Dir); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("clean left %s: %v", f.cfg.Dir, err)
 	}
 }

@@ -22,7 +22,9 @@ type State struct {
 	Members   []string        `json:"members"`
 	StartedAt time.Time       `json:"startedAt"`
 	Ready     bool            `json:"ready"`
-	Steps     []steps.Timing  `json:"steps,omitempty"`
+	// StoppedAt is when Down took the lab down (nil: it was not).
+	StoppedAt *time.Time     `json:"stoppedAt,omitempty"`
+	Steps     []steps.Timing `json:"steps,omitempty"`
 	// Restore is how members restore a failed-over FlinkDeployment (kind: webhook or kyverno).
 	Restore string `json:"restore,omitempty"`
 	// FailoverHistoryLimit is karmada-controller-manager's --failover-history-limit.

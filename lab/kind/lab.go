@@ -49,6 +49,8 @@ type Lab struct {
 	// images is LAB_IMAGES resolved (build or pull), node the clusters' node image.
 	images string
 	node   Node
+	// planned: a lab-up runs in this process (Plan), so engine is the one it had.
+	planned bool
 }
 
 // New returns the kind lab of cfg; LAB_RESTORE picks the restore mode.
@@ -69,20 +71,18 @@ func (l *Lab) kubeconfigOf(c string) string {
 	return filepath.Join(l.kindDir(), c+".kubeconfig")
 }
 
-// Up brings the kind lab up. Each step is idempotent, so a second run after a
-// failure continues where the first stopped.
-func (l *Lab) Up(ctx context.Context, o lab.UpOptions) error {
-	out := o.Out
-	if out == nil {
-		out = io.Discard
-	}
+// Plan returns the kind lab's steps. Each is idempotent, so a second lab-up after
+// a failure (LAB_RETAIN=1) continues where the first stopped. lab.ErrAlreadyUp
+// when the lab's record says it is up.
+func (l *Lab) Plan(_ context.Context, out io.Writer) (*lab.Plan, error) {
 	l.out = out
 	if st, err := lab.ReadState(l.Cfg); err == nil && st.Ready {
-		return lab.ErrAlreadyUp
+		return nil, lab.ErrAlreadyUp
 	}
 	if err := os.MkdirAll(l.Cfg.LogDir(), 0o755); err != nil {
-		return err
+		return nil, err
 	}
+	l.planned = true
 	members := l.members()
 	st := lab.NewState(l.Cfg)
 	st.Restore = l.restore
@@ -112,24 +112,13 @@ func (l *Lab) Up(ctx context.Context, o lab.UpOptions) error {
 		{Name: "Flink on the members (built: the FlinkDeployment CRD and the lab's runner, jobs in pods)", Run: l.installFlink},
 		{Name: "Kyverno on the members (LAB_RESTORE=kyverno: built from its module, or its chart's images pulled)", Run: l.upKyverno},
 	}
-	timings, err := steps.Run(ctx, out, list)
-	st.Steps, st.Images = timings, l.images
-	if l.flinkRuns() {
-		st.FlinkRunner, st.FlinkOutputDir = true, l.Cfg.FlinkOutputDir()
-	}
-	st.Ready = err == nil
-	if werr := l.writeState(st); werr != nil && err == nil {
-		err = werr
-	}
-	if err != nil && !l.Cfg.Retain && l.engine != nil {
-		// A lab that did not come up is taken down (clusters, kind's network, the
-		// lab's dockerd), as the hermetic lab does; LAB_RETAIN=1 keeps it.
-		fmt.Fprintln(out, "The kind lab did not come up: taking it down (LAB_RETAIN=1 keeps it for inspection).")
-		if derr := l.Down(context.WithoutCancel(ctx), out); derr != nil {
-			err = errors.Join(err, fmt.Errorf("taking the partial lab down: %w", derr))
+	recorded := func(st *lab.State) {
+		st.Images = l.images
+		if l.flinkRuns() {
+			st.FlinkRunner, st.FlinkOutputDir = true, l.Cfg.FlinkOutputDir()
 		}
 	}
-	return err
+	return &lab.Plan{State: st, Steps: list, Recorded: recorded}, nil
 }
 
 func (l *Lab) members() []string {
@@ -390,12 +379,16 @@ func (l *Lab) waitAPI(ctx context.Context, kubeconfig string, timeout time.Durat
 	})
 }
 
-// Down deletes the lab's kind clusters (MinIO and every workload go with
+// TearDown deletes the lab's kind clusters (MinIO and every workload go with
 // them) and kind's network, then stops the lab's own dockerd if it runs; the
 // generated files stay in the lab folder, the images the lab built in the
 // dockerd's data root.
-func (l *Lab) Down(ctx context.Context, out io.Writer) error {
+func (l *Lab) TearDown(ctx context.Context, out io.Writer) error {
 	l.out = out
+	if l.planned && l.engine == nil {
+		// A lab-up in this process that never had a Docker engine made nothing.
+		return nil
+	}
 	e := l.dockerEngine()
 	if e.Own {
 		// The lab's containers live in its dockerd's data root: start it to delete them.
@@ -432,23 +425,7 @@ func (l *Lab) Down(ctx context.Context, out io.Writer) error {
 			return err
 		}
 	}
-	return l.markDown()
-}
-
-func (l *Lab) markDown() error {
-	if st, err := l.State(); err == nil {
-		st.Ready = false
-		return l.writeState(st)
-	}
 	return nil
-}
-
-// Clean deletes the clusters and the lab folder.
-func (l *Lab) Clean(ctx context.Context, out io.Writer) error {
-	if err := l.Down(ctx, out); err != nil {
-		return err
-	}
-	return os.RemoveAll(l.Cfg.Dir)
 }
 
 // Status lists each cluster's node container and whether its API server is ready.

@@ -72,40 +72,37 @@ func (l *Lab) Running() bool {
 	return false
 }
 
-// Up brings the lab up. It returns lab.ErrAlreadyUp if the lab is running and
-// healthy. On failure the partial lab is torn down unless o.Retain is set.
-func (l *Lab) Up(ctx context.Context, o lab.UpOptions) error {
-	out, retain := o.Out, o.Retain
-	if out == nil {
-		out = io.Discard
-	}
+// Plan checks that the hermetic lab can come up (its binaries, the Karmada tree,
+// free ports and space), clears what an earlier lab left, and returns the steps
+// that start its processes. lab.ErrAlreadyUp when it is running and healthy.
+func (l *Lab) Plan(_ context.Context, out io.Writer) (*lab.Plan, error) {
 	if l.Running() {
 		if st, err := l.State(); err == nil && st.Ready {
-			return lab.ErrAlreadyUp
+			return nil, lab.ErrAlreadyUp
 		}
-		return fmt.Errorf("a partial lab is running in %s; run `make lab-down` first", l.Cfg.Dir)
+		return nil, fmt.Errorf("a partial lab is running in %s; run `make lab-down` first", l.Cfg.Dir)
 	}
 	if err := l.Cfg.Bins.Check(); err != nil {
-		return err
+		return nil, err
 	}
 	if _, err := os.Stat(filepath.Join(l.sourceTree(), "charts", "karmada", "_crds")); err != nil {
-		return fmt.Errorf("no Karmada tree at %s for the CRDs and manifests; run `make build` (or `make build-upstream` for LAB_KARMADA=upstream)", l.sourceTree())
+		return nil, fmt.Errorf("no Karmada tree at %s for the CRDs and manifests; run `make build` (or `make build-upstream` for LAB_KARMADA=upstream)", l.sourceTree())
 	}
 	if l.FlinkEnabled() {
 		if _, err := os.Stat(l.flinkCRD()); err != nil {
-			return fmt.Errorf("the FlinkDeployment CRD (LAB_FLINK_CRD): %w", err)
+			return nil, fmt.Errorf("the FlinkDeployment CRD (LAB_FLINK_CRD): %w", err)
 		}
 	}
 	if l.Cfg.Restore == config.RestoreKyverno {
 		if !l.FlinkEnabled() {
-			return fmt.Errorf("LAB_RESTORE=kyverno restores FlinkDeployments, but Flink is left out: missing %s", l.FlinkDisabledReason())
+			return nil, fmt.Errorf("LAB_RESTORE=kyverno restores FlinkDeployments, but Flink is left out: missing %s", l.FlinkDisabledReason())
 		}
 		if err := l.kyvernoReady(); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	if err := lab.CheckFreeSpace(l.Cfg.Dir, 2*lab.GiB); err != nil {
-		return err
+		return nil, err
 	}
 	var busy []string
 	for port, user := range l.Cfg.Ports.All(l.Cfg.Members) {
@@ -115,38 +112,35 @@ func (l *Lab) Up(ctx context.Context, o lab.UpOptions) error {
 	}
 	if len(busy) > 0 {
 		sort.Strings(busy)
-		return fmt.Errorf("ports in use on %s: %s", config.Host, strings.Join(busy, ", "))
+		return nil, fmt.Errorf("ports in use on %s: %s", config.Host, strings.Join(busy, ", "))
 	}
 	// Data from an earlier lab would bring back its objects: start clean, keep the PKI.
 	for _, d := range []string{l.Cfg.DataDir(), l.Cfg.KwokDir(), l.Cfg.ManifestDir()} {
 		if err := os.RemoveAll(d); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	for _, f := range []string{l.Cfg.MembersKubeconfig(), l.Cfg.StateFile()} {
 		if err := os.Remove(f); err != nil && !os.IsNotExist(err) {
-			return err
+			return nil, err
 		}
 	}
 	// The logs of the previous lab stay readable next to the new ones.
 	prev := l.Cfg.LogDir() + ".previous"
 	if err := os.RemoveAll(prev); err != nil {
-		return err
+		return nil, err
 	}
 	if err := os.Rename(l.Cfg.LogDir(), prev); err != nil && !os.IsNotExist(err) {
-		return err
+		return nil, err
 	}
 	if err := os.MkdirAll(l.Cfg.Dir, 0o755); err != nil {
-		return err
+		return nil, err
 	}
 	st := lab.NewState(l.Cfg)
 	st.FlinkRunner = l.FlinkEnabled()
 	st.Restore = l.Cfg.Restore
 	st.FlinkOutputDir = l.Cfg.FlinkOutputDir()
 	st.Logs = []string{l.Cfg.LogDir(), filepath.Join(l.Cfg.KwokDir(), "clusters")}
-	if err := l.writeState(st); err != nil {
-		return err
-	}
 
 	list := []steps.Step{
 		{Name: "Generating certificates (karmada CA, front-proxy CA, serving and client pairs)", Run: func(context.Context) error {
@@ -212,22 +206,7 @@ func (l *Lab) Up(ctx context.Context, o lab.UpOptions) error {
 		fmt.Fprintf(out, " - Flink is left out: missing %s\n", l.FlinkDisabledReason())
 	}
 
-	timings, err := steps.Run(ctx, out, list)
-	st.Steps = timings
-	if err != nil {
-		if retain {
-			_ = l.writeState(st)
-			fmt.Fprintf(out, "LAB_RETAIN=1: the partial lab is left running; logs in %s; `make lab-down` stops it\n", l.Cfg.LogDir())
-			return err
-		}
-		fmt.Fprintf(out, "Tearing the partial lab down (LAB_RETAIN=1 keeps it); logs stay in %s\n", l.Cfg.LogDir())
-		if derr := l.Down(context.Background(), io.Discard); derr != nil {
-			fmt.Fprintf(out, "tear-down: %v\n", derr)
-		}
-		return err
-	}
-	st.Ready = true
-	return l.writeState(st)
+	return &lab.Plan{State: st, Steps: list}, nil
 }
 
 // writeKarmadaKubeconfig writes karmada.config with the contexts upstream's
@@ -287,10 +266,10 @@ func clusterReady(c *clusterv1alpha1.Cluster) bool {
 	return false
 }
 
-// Down stops every process of the lab by PID: the members first (kwokctl, then
-// any process it left), then the control plane in reverse start order. Data and
-// certificates stay for inspection; Clean removes them.
-func (l *Lab) Down(ctx context.Context, out io.Writer) error {
+// TearDown stops every process of the lab by PID: the members first (kwokctl,
+// then any process it left), then the control plane in reverse start order. Data
+// and certificates stay for inspection; lab.Clean removes them.
+func (l *Lab) TearDown(ctx context.Context, out io.Writer) error {
 	var errs []error
 	entries, _ := os.ReadDir(filepath.Join(l.Cfg.KwokDir(), "clusters"))
 	for _, e := range entries {
@@ -335,18 +314,7 @@ func (l *Lab) Down(ctx context.Context, out io.Writer) error {
 			errs = append(errs, err)
 		}
 	}
-	if err := os.Remove(l.Cfg.StateFile()); err != nil && !os.IsNotExist(err) {
-		errs = append(errs, err)
-	}
 	return errors.Join(errs...)
-}
-
-// Clean stops the lab and removes all its files.
-func (l *Lab) Clean(ctx context.Context, out io.Writer) error {
-	if err := l.Down(ctx, out); err != nil {
-		return err
-	}
-	return os.RemoveAll(l.Cfg.Dir)
 }
 
 // processStatus is the row of a member-side process the lab started (its

@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/karmada-failover/lab/lab"
 	"github.com/karmada-failover/lab/lab/cmd/lab/app/options"
 )
 
@@ -20,7 +21,7 @@ func NewCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if err := p.Clean(cmd.Context(), cmd.OutOrStdout()); err != nil {
+			if err := lab.Clean(cmd.Context(), p, cmd.OutOrStdout()); err != nil {
 				return err
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "The lab is down and %s is removed.\n", options.Rel(root, p.Config().Dir))

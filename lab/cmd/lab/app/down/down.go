@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/karmada-failover/lab/lab"
 	"github.com/karmada-failover/lab/lab/cmd/lab/app/options"
 	"github.com/karmada-failover/lab/lab/config"
 )
@@ -24,7 +25,7 @@ that is the one recorded as up and no hermetic lab runs.`,
 			if err != nil {
 				return err
 			}
-			if err := p.Down(cmd.Context(), cmd.OutOrStdout()); err != nil {
+			if err := lab.Down(cmd.Context(), p, cmd.OutOrStdout()); err != nil {
 				return err
 			}
 			if p.Name() == config.ProviderKind {

@@ -30,11 +30,20 @@ health. Fails when a component is not healthy.`,
 			}
 			out := cmd.OutOrStdout()
 			st, err := p.State()
-			if errors.Is(err, os.ErrNotExist) {
-				if lp, ok := p.(*local.Lab); !ok || !lp.Running() {
-					fmt.Fprintln(out, "The lab is not up (make lab-up).")
-					return nil
-				}
+			if err != nil && !errors.Is(err, os.ErrNotExist) {
+				return err
+			}
+			running := false
+			if lp, ok := p.(*local.Lab); ok {
+				running = lp.Running()
+			}
+			switch {
+			case st == nil && !running:
+				fmt.Fprintln(out, "The lab is not up (make lab-up).")
+				return nil
+			case st != nil && st.StoppedAt != nil && !running:
+				fmt.Fprintf(out, "The %s lab is down since %s (make lab-up).\n", st.Provider, st.StoppedAt.Format(time.RFC3339))
+				return nil
 			}
 			if st != nil {
 				fmt.Fprintf(out, "%s lab, Karmada %s, members %s, up since %s\n", st.Provider, st.Karmada, strings.Join(st.Members, ","), st.StartedAt.Format(time.RFC3339))

@@ -48,7 +48,7 @@ func run(cmd *cobra.Command, root string, p lab.Provider) error {
 	} else {
 		fmt.Fprintf(out, "Bringing up the hermetic lab: Karmada %s (%s), %d members, in %s\n", cfg.Karmada, karmadaVersion(cfg), cfg.Members, options.Rel(root, cfg.Dir))
 	}
-	err := p.Up(cmd.Context(), lab.UpOptions{Out: out, Retain: cfg.Retain})
+	err := lab.Up(cmd.Context(), p, lab.UpOptions{Out: out, Retain: cfg.Retain})
 	if errors.Is(err, lab.ErrAlreadyUp) {
 		fmt.Fprintln(out, "The lab is already up (make lab-status shows it; make lab-down stops it).")
 		return nil
