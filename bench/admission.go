@@ -19,7 +19,6 @@ import (
 	"k8s.io/client-go/dynamic"
 
 	"github.com/karmada-failover/lab/e2e/framework"
-	labapi "github.com/karmada-failover/lab/lab"
 	"github.com/karmada-failover/lab/lab/config"
 	"github.com/karmada-failover/lab/restore/webhook"
 )
@@ -83,12 +82,10 @@ func admission(w io.Writer, o admissionOptions, command string) error {
 	if err != nil {
 		return err
 	}
-	modes, ok := p.(labapi.RestoreModes)
-	builds, ok2 := p.(labapi.Builds)
-	if !ok || !ok2 {
+	if !p.Info().Builds {
 		return fmt.Errorf("the admission benchmark switches a running lab between its restore paths and reads its processes: the hermetic lab; the %s lab cannot", p.Name())
 	}
-	if !st.FlinkRunner {
+	if !p.Info().FlinkRunner {
 		return fmt.Errorf("the lab runs no Flink: nothing restores FlinkDeployments there")
 	}
 	m := fl.Member(*member)
@@ -109,10 +106,10 @@ func admission(w io.Writer, o admissionOptions, command string) error {
 	fds := dyn.Resource(framework.FlinkDeploymentGVR).Namespace(ns)
 	objects := map[string]*unstructured.Unstructured{"marked": admissionObject(ns, true), "unmarked": admissionObject(ns, false)}
 
-	before := modes.Restore()
+	before := p.Restore()
 	defer func() {
 		// Also after a failed switch: SetRestore finishes or undoes it.
-		if err := modes.SetRestore(context.Background(), before); err != nil {
+		if err := p.SetRestore(context.Background(), before); err != nil {
 			fmt.Fprintf(w, "putting the lab back to %s: %v\n", before, err)
 		}
 	}()
@@ -122,7 +119,7 @@ func admission(w io.Writer, o admissionOptions, command string) error {
 	for round := 1; round <= *rounds; round++ {
 		for _, mode := range order {
 			fmt.Fprintf(w, "round %d/%d: %s\n", round, *rounds, mode)
-			if err := modes.SetRestore(ctx, mode); err != nil {
+			if err := p.SetRestore(ctx, mode); err != nil {
 				return err
 			}
 			for _, object := range []string{"marked", "unmarked"} {
@@ -139,7 +136,7 @@ func admission(w io.Writer, o admissionOptions, command string) error {
 				processes["kyverno (its lab pod)"] = "kyverno-" + *member
 			}
 			for label, name := range processes {
-				if pid, ok := builds.ProcessPID(name); ok {
+				if pid, ok := p.ProcessPID(name); ok {
 					res.Memory[mode+" "+label] = treeRSS(pid)
 				}
 			}

@@ -144,8 +144,8 @@ func run(n, rounds int, out string, resume bool, command string) error {
 	if err != nil {
 		return err
 	}
-	lab, ok := p.(labapi.Builds)
-	if !ok {
+	lab := p
+	if !lab.Info().Builds {
 		return fmt.Errorf("make bench runs both Karmada builds on one lab, with its processes on this host: the hermetic lab; the %s lab cannot", p.Name())
 	}
 	setup, err := benchSetup(ctx, cfg.Root, fl)

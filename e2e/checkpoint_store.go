@@ -78,11 +78,10 @@ func CheckpointStoreRestartSpec(ctx context.Context, inputGetter func() Checkpoi
 // runner process (the hermetic lab, on Linux): what it and the Flink jobs it starts sign
 // their requests with. nil where the lab does not run it as a process of this host.
 func runnerCredentials(l *framework.Lab, cluster string) (*labapi.S3Credentials, string) {
-	b, ok := l.Provider.(labapi.Builds)
-	if !ok {
+	if !l.Provider.Info().Builds {
 		return nil, ""
 	}
-	pid, ok := b.ProcessPID("flink-runner-" + cluster)
+	pid, ok := l.Provider.ProcessPID("flink-runner-" + cluster)
 	if !ok {
 		return nil, ""
 	}

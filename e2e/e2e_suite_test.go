@@ -50,22 +50,15 @@ var _ = SynchronizedBeforeSuite(func(ctx SpecContext) []byte {
 	Expect(err).NotTo(HaveOccurred())
 	p, _, err := providers.Open(root, false)
 	Expect(err).NotTo(HaveOccurred())
-	if st, err := p.State(); err != nil || !st.Ready || !running(p) {
+	if st, err := p.State(); err != nil || !st.Ready || !p.Running() {
 		By("bringing the " + string(p.Name()) + " lab up (it was not up)")
 		Expect(labapi.Up(ctx, p, labapi.UpOptions{Out: GinkgoWriter, Retain: p.Config().Retain})).To(Succeed())
 		broughtUp = true
 	}
 	// LAB_RESTORE=kyverno make flink-demo on a running lab: restore as asked.
-	if cfg := p.Config(); cfg.RestoreSet {
-		r, ok := p.(labapi.RestoreModes)
-		switch st, _ := p.State(); {
-		case ok && r.Restore() != cfg.Restore:
-			By("switching the members' restore path to " + cfg.Restore + " (LAB_RESTORE)")
-			Expect(r.SetRestore(ctx, cfg.Restore)).To(Succeed())
-		case !ok && st != nil && st.Restore != cfg.Restore:
-			Fail(fmt.Sprintf("LAB_RESTORE=%s, but the running %s lab restores with %s and chooses it when it comes up: make lab-down, then LAB_RESTORE=%s make lab-up",
-				cfg.Restore, p.Name(), st.Restore, cfg.Restore))
-		}
+	if cfg := p.Config(); cfg.RestoreSet && p.Restore() != cfg.Restore {
+		By("switching the members' restore path to " + cfg.Restore + " (LAB_RESTORE)")
+		Expect(p.SetRestore(ctx, cfg.Restore)).To(Succeed())
 	}
 	return nil
 }, func(ctx SpecContext, _ []byte) {
@@ -84,8 +77,8 @@ var _ = SynchronizedBeforeSuite(func(ctx SpecContext) []byte {
 	}
 	lab, err = framework.NewLab(cfg.KarmadaKubeconfig(), cfg.MembersKubeconfig(), provider, st)
 	Expect(err).NotTo(HaveOccurred())
-	if store, ok := provider.(labapi.CheckpointStore); ok {
-		if creds, err := store.S3Credentials(); err == nil {
+	{
+		if creds, err := provider.S3Credentials(); err == nil {
 			lab.Checkpoints = &framework.CheckpointStore{Endpoint: creds.Endpoint, Region: creds.Region, AccessKey: creds.AccessKey, SecretKey: creds.SecretKey}
 		}
 	}
@@ -151,13 +144,13 @@ func waitHealthy(ctx context.Context) []framework.HealthProblem {
 // member's link to Karmada reconnected, the checkpoint store started on its data.
 func healLab(ctx context.Context) {
 	for _, m := range lab.MemberNames() {
-		if lab.Provider.Supports(labapi.FaultPartition) == nil {
+		if labapi.Supports(lab.Provider, labapi.FaultPartition) == nil {
 			if err := lab.Provider.Partition(ctx, m, true); err != nil {
 				GinkgoWriter.Printf("healing the link to %s: %v\n", m, err)
 			}
 		}
 	}
-	if lab.Provider.Supports(labapi.FaultStopCheckpointStore) == nil {
+	if labapi.Supports(lab.Provider, labapi.FaultStopCheckpointStore) == nil {
 		if err := lab.Provider.StopCheckpointStore(ctx, false); err != nil {
 			GinkgoWriter.Printf("starting the checkpoint store: %v\n", err)
 		}
@@ -177,13 +170,4 @@ func orHealthy(s string) string {
 		return "healthy again"
 	}
 	return "still " + s
-}
-
-// running tells whether the lab's processes run (the hermetic lab's record may outlive them:
-// it tells by its PID files).
-func running(p labapi.Provider) bool {
-	if l, ok := p.(interface{ Running() bool }); ok {
-		return l.Running()
-	}
-	return true
 }

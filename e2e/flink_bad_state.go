@@ -91,7 +91,7 @@ func BadCarriedStateSpec(ctx context.Context, inputGetter func() BadCarriedState
 		refused(carried("other-prefix", "s3://flink-checkpoints/another-namespace/job", "0123456789abcdef0123456789abcdef"),
 			"s3://flink-checkpoints/"+e.ns+"/")
 
-		if err := input.Lab.Provider.Supports(labapi.FaultStopCheckpointStore); err != nil {
+		if err := labapi.Supports(input.Lab.Provider, labapi.FaultStopCheckpointStore); err != nil {
 			fmt.Fprintf(GinkgoWriter, "not checked: the checkpoint store unreachable (%v)\n", err)
 			return
 		}

@@ -157,7 +157,7 @@ const finishTimeout = 5 * time.Minute
 
 // skipUnsupported skips the spec when the lab's provider cannot inject fault, saying why.
 func skipUnsupported(l *framework.Lab, fault labapi.Fault) {
-	if err := l.Provider.Supports(fault); err != nil {
+	if err := labapi.Supports(l.Provider, fault); err != nil {
 		Skip(err.Error())
 	}
 }
@@ -167,7 +167,7 @@ func skipUnsupported(l *framework.Lab, fault labapi.Fault) {
 // from the hermetic lab is the job's committed output on this host (lab flink verify) and the
 // runner's faults (a JobManager pod loss is a runner restart there).
 func skipWithoutFlinkRunner(l *framework.Lab) {
-	if !l.State.FlinkRunner {
+	if !l.Provider.Info().FlinkRunner {
 		Skip(fmt.Sprintf("the %s lab's members run no FlinkDeployment runner (the Flink specs verify the job's committed output on this host and restart the runner); on kind with images pulled, apply the rendered flink-demo.yaml (docs/KIND.md)", l.ProviderName()))
 	}
 }

@@ -10,7 +10,6 @@ import (
 	. "github.com/onsi/gomega"
 
 	"github.com/karmada-failover/lab/e2e/framework"
-	labapi "github.com/karmada-failover/lab/lab"
 	"github.com/karmada-failover/lab/lab/config"
 )
 
@@ -25,13 +24,7 @@ const (
 
 // restoreMode is how the lab's members restore a failed-over FlinkDeployment now.
 func restoreMode(l *framework.Lab) string {
-	if r, ok := l.Provider.(labapi.RestoreModes); ok {
-		return r.Restore()
-	}
-	if l.State.Restore != "" {
-		return l.State.Restore
-	}
-	return config.RestoreWebhook
+	return l.Provider.Restore()
 }
 
 // expectMutatedBy checks, on the annotations of a FlinkDeployment the restore
@@ -59,19 +52,15 @@ func withRestore(mode string) {
 		if before == mode {
 			return
 		}
-		r, ok := lab.Provider.(labapi.RestoreModes)
-		if !ok {
-			Skip(fmt.Sprintf("the %s lab restores with %s; bring it up with LAB_RESTORE=%s to run these specs", lab.ProviderName(), before, mode))
-		}
 		By(fmt.Sprintf("switching the members' restore path from %s to %s", before, mode))
 		switched = true
-		Expect(r.SetRestore(ctx, mode)).To(Succeed())
+		Expect(lab.Provider.SetRestore(ctx, mode)).To(Succeed())
 	}, NodeTimeout(20*time.Minute))
 	AfterAll(func(ctx SpecContext) {
 		if !switched {
 			return
 		}
 		By(fmt.Sprintf("switching the members' restore path back to %s", before))
-		Expect(lab.Provider.(labapi.RestoreModes).SetRestore(ctx, before)).To(Succeed())
+		Expect(lab.Provider.SetRestore(ctx, before)).To(Succeed())
 	}, NodeTimeout(20*time.Minute))
 }

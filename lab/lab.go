@@ -20,8 +20,8 @@ import (
 // ErrAlreadyUp is returned by Up when the lab is up and healthy already.
 var ErrAlreadyUp = errors.New("the lab is already up")
 
-// ErrUnsupported is wrapped by Supports (and by a fault's method) when the provider cannot
-// inject a fault.
+// ErrUnsupported is wrapped by Supports, and by a method of a fault or a capability the
+// provider does not have (Info).
 var ErrUnsupported = errors.New("not supported by this lab")
 
 // UpOptions are the options of Up.
@@ -53,8 +53,38 @@ type Provider interface {
 	// CollectLogs copies the logs of the lab's components into dst (e2e artifacts of a
 	// failed spec).
 	CollectLogs(ctx context.Context, dst string) error
+	// Info is what the lab can do: callers read it, never the provider's type.
+	Info() Info
+	// Running reports whether anything of the lab runs (its processes, its clusters'
+	// node containers), whatever its record says.
+	Running() bool
 	Faults
 	Controller
+	CheckpointStore
+	RestoreModes
+	Builds
+}
+
+// Info is what a lab can do, in one place (as kind's ProviderInfo). A method of a
+// capability the lab lacks returns an error wrapping ErrUnsupported.
+type Info struct {
+	// Unsupported names each fault the lab cannot inject, and why.
+	Unsupported map[Fault]string
+	// Builds tells that the lab runs either Karmada build in place with its processes
+	// on this host (SwitchKarmada, ProcessPID): make bench compares the two on one lab.
+	Builds bool
+	// FlinkRunner tells that the members run the lab's FlinkDeployment runner (the
+	// operator stand-in; its record says so): the Flink specs need it.
+	FlinkRunner bool
+}
+
+// Supports returns nil when p can inject fault, or an error wrapping ErrUnsupported that
+// says why not.
+func Supports(p Provider, fault Fault) error {
+	if why, ok := p.Info().Unsupported[fault]; ok {
+		return Unsupported(p.Name(), fault, why)
+	}
+	return nil
 }
 
 // Fault names a fault a scenario injects into a member.
@@ -75,11 +105,8 @@ const (
 	FaultStopCheckpointStore Fault = "stop-checkpoint-store"
 )
 
-// Faults are how a member is made to fail and recover.
+// Faults are how a member is made to fail and recover (Supports tells which a lab has).
 type Faults interface {
-	// Supports returns nil when the provider can inject fault, or an error wrapping
-	// ErrUnsupported that says why not.
-	Supports(fault Fault) error
 	// StopCluster crashes the member (SIGKILL to everything in it: its API becomes
 	// unreachable, its workloads die without a clean shutdown), or with graceful stops it
 	// with SIGTERM and a grace period.
@@ -109,16 +136,16 @@ type Controller interface {
 	StartController(ctx context.Context, gates map[string]bool) error
 }
 
-// CheckpointStore is a lab whose S3 checkpoint store this host reaches: the e2e suite reads
-// the Flink jobs' checkpoints there, as the restore does.
+// CheckpointStore is the lab's S3 checkpoint store, as this host reaches it: the e2e suite
+// reads the Flink jobs' checkpoints there, as the restore does.
 type CheckpointStore interface {
 	// S3Credentials are the store's endpoint (as this host reaches it), region and keys.
 	S3Credentials() (*S3Credentials, error)
 }
 
-// Builds is a lab that runs either Karmada build (patched or upstream, the same source) in
-// place, with its processes on this host: make bench compares the two on one lab. The
-// hermetic lab is one.
+// Builds is running either Karmada build (patched or upstream, the same source) in place,
+// with the lab's processes on this host: make bench compares the two on one lab. Only the
+// hermetic lab can (Info.Builds).
 type Builds interface {
 	// SwitchKarmada restarts Karmada's controllers from the flavour's build.
 	SwitchKarmada(ctx context.Context, flavour config.Flavour) error
@@ -126,9 +153,9 @@ type Builds interface {
 	ProcessPID(name string) (int, bool)
 }
 
-// RestoreModes is a lab whose members can change how they restore a failed-over
-// FlinkDeployment while it runs (config.RestoreWebhook or config.RestoreKyverno): the e2e
-// suite runs its Kyverno variants on the lab it is given. The hermetic lab is one.
+// RestoreModes is how the members restore a failed-over FlinkDeployment, changed while
+// the lab runs (config.RestoreWebhook or config.RestoreKyverno): the e2e suite runs its
+// Kyverno variants on the lab it is given.
 type RestoreModes interface {
 	// Restore is the members' current restore mode.
 	Restore() string

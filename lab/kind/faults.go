@@ -25,17 +25,6 @@ import (
 	"github.com/karmada-failover/lab/lab/config"
 )
 
-// Supports names the faults of the hermetic lab the kind lab has no counterpart for.
-func (l *Lab) Supports(fault lab.Fault) error {
-	switch fault {
-	case lab.FaultStarveFlink:
-		if !l.flinkRunsRecorded() {
-			return lab.Unsupported(config.ProviderKind, fault, "with images pulled the kind lab runs the flink-kubernetes-operator, whose task slots the lab does not take away")
-		}
-	}
-	return nil
-}
-
 // flinkRunsRecorded tells whether the running lab's members run the lab's
 // FlinkDeployment runner (its record says so).
 func (l *Lab) flinkRunsRecorded() bool {
@@ -189,7 +178,7 @@ func (l *Lab) StopCheckpointStore(ctx context.Context, stop bool) error {
 // stops its job pods first), and the new runner recovers each job under its
 // id, starved jobs staying CREATED.
 func (l *Lab) StarveFlink(ctx context.Context, member string, starve bool) error {
-	if err := l.Supports(lab.FaultStarveFlink); err != nil {
+	if err := lab.Supports(l, lab.FaultStarveFlink); err != nil {
 		return err
 	}
 	if _, err := memberIndex(l.Cfg, member); err != nil {

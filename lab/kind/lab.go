@@ -140,11 +140,33 @@ func (l *Lab) Config() *config.Config { return l.Cfg }
 // State reads the lab's record.
 func (l *Lab) State() (*lab.State, error) { return lab.ReadState(l.Cfg) }
 
-var (
-	_ lab.Provider        = (*Lab)(nil)
-	_ lab.CheckpointStore = (*Lab)(nil)
-	_ lab.RestoreModes    = (*Lab)(nil)
-)
+var _ lab.Provider = (*Lab)(nil)
+
+// Info: the kind lab's faults but for the Flink runner's where the real operator runs
+// (images pulled); no Karmada build switched in place (its images are loaded into kind).
+func (l *Lab) Info() lab.Info {
+	info := lab.Info{FlinkRunner: l.flinkRunsRecorded()}
+	if !info.FlinkRunner {
+		info.Unsupported = map[lab.Fault]string{
+			lab.FaultStarveFlink: "with images pulled the kind lab runs the flink-kubernetes-operator, whose task slots the lab does not take away",
+		}
+	}
+	return info
+}
+
+// Running reports whether the lab's host cluster's node container exists.
+func (l *Lab) Running() bool {
+	have, err := l.existingClusters(context.Background())
+	return err == nil && have[HostCluster]
+}
+
+// SwitchKarmada is what only the hermetic lab does (lab.Info.Builds).
+func (l *Lab) SwitchKarmada(context.Context, config.Flavour) error {
+	return fmt.Errorf("switching the Karmada build in place on the kind lab: %w: its images are loaded into the kind clusters; LAB_KARMADA=upstream make lab-up brings a lab of the other build up", lab.ErrUnsupported)
+}
+
+// ProcessPID: the kind lab's processes run in containers, not on this host (lab.Info.Builds).
+func (l *Lab) ProcessPID(string) (int, bool) { return 0, false }
 
 // CollectLogs exports every kind cluster's logs (`kind export logs`: the node's journal,
 // containerd and every pod's containers) into dst/<cluster>, and copies the lab's own

@@ -8,8 +8,6 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-
-	"github.com/karmada-failover/lab/lab"
 )
 
 // The lab's fault injection, for tests and demos (lab.Faults). Each fault is
@@ -18,9 +16,6 @@ import (
 // workload whose pods stop being ready in one member (FailPods), Flink jobs that
 // lose their task slots (StarveFlink, flink.go), a checkpoint store that goes
 // away (StopCheckpointStore).
-
-// Supports is nil for every fault: the hermetic lab injects them all.
-func (l *Lab) Supports(lab.Fault) error { return nil }
 
 // StopCheckpointStore stops SeaweedFS (the S3 endpoint refuses connections)
 // or starts it again on its data.

@@ -39,12 +39,14 @@ func (l *Lab) Config() *config.Config { return l.Cfg }
 // State reads the lab's record.
 func (l *Lab) State() (*lab.State, error) { return lab.ReadState(l.Cfg) }
 
-var (
-	_ lab.Provider        = (*Lab)(nil)
-	_ lab.Builds          = (*Lab)(nil)
-	_ lab.RestoreModes    = (*Lab)(nil)
-	_ lab.CheckpointStore = (*Lab)(nil)
-)
+var _ lab.Provider = (*Lab)(nil)
+
+// Info: the hermetic lab injects every fault and runs either Karmada build in place;
+// its members run the FlinkDeployment runner when its record says so.
+func (l *Lab) Info() lab.Info {
+	st, err := l.State()
+	return lab.Info{Builds: true, FlinkRunner: err == nil && st.FlinkRunner}
+}
 
 // ProcessPID is the PID of the lab's process name, when it runs (lab.Builds).
 func (l *Lab) ProcessPID(name string) (int, bool) { return l.Proc.Running(name) }

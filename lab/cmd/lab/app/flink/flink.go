@@ -112,11 +112,7 @@ kept, until --catch-up PARKED puts it back. The job must write its state to file
 			if err != nil {
 				return err
 			}
-			cs, ok := p.(lab.CheckpointStore)
-			if !ok {
-				return fmt.Errorf("the %s lab has no S3 store this host reaches", p.Name())
-			}
-			creds, err := cs.S3Credentials()
+			creds, err := p.S3Credentials()
 			if err != nil {
 				return err
 			}

@@ -6,7 +6,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/karmada-failover/lab/lab"
 	"github.com/karmada-failover/lab/lab/cmd/lab/app/options"
 )
 
@@ -23,16 +22,12 @@ func NewCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			r, ok := p.(lab.RestoreModes)
-			if !ok {
-				return fmt.Errorf("the %s lab chooses its restore mode when it comes up (LAB_RESTORE)", p.Name())
-			}
 			if len(args) == 1 {
-				if err := r.SetRestore(cmd.Context(), args[0]); err != nil {
+				if err := p.SetRestore(cmd.Context(), args[0]); err != nil {
 					return err
 				}
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "The members restore with %s.\n", r.Restore())
+			fmt.Fprintf(cmd.OutOrStdout(), "The members restore with %s.\n", p.Restore())
 			return nil
 		},
 	}

@@ -12,7 +12,6 @@ import (
 
 	"github.com/karmada-failover/lab/lab"
 	"github.com/karmada-failover/lab/lab/cmd/lab/app/options"
-	"github.com/karmada-failover/lab/lab/local"
 )
 
 // NewCommand returns `lab status`.
@@ -33,10 +32,7 @@ health. Fails when a component is not healthy.`,
 			if err != nil && !errors.Is(err, os.ErrNotExist) {
 				return err
 			}
-			running := false
-			if lp, ok := p.(*local.Lab); ok {
-				running = lp.Running()
-			}
+			running := p.Running()
 			switch {
 			case st == nil && !running:
 				fmt.Fprintln(out, "The lab is not up (make lab-up).")

@@ -14,7 +14,6 @@ import (
 	"github.com/karmada-failover/lab/lab"
 	"github.com/karmada-failover/lab/lab/cmd/lab/app/options"
 	"github.com/karmada-failover/lab/lab/config"
-	"github.com/karmada-failover/lab/lab/kind"
 )
 
 // NewCommand returns `lab up`.
@@ -41,10 +40,10 @@ func run(cmd *cobra.Command, root string, p lab.Provider) error {
 	out := cmd.OutOrStdout()
 	cfg := p.Config()
 	start := time.Now()
-	kl, isKind := p.(*kind.Lab)
+	isKind := p.Name() == config.ProviderKind
 	if isKind {
 		// The first step is the preflight: it fails fast, naming what is missing.
-		fmt.Fprintf(out, "Bringing up the kind lab: Karmada %s from its tree, %d members, restore by %s, in %s\n", cfg.Karmada, cfg.Members, kl.Restore(), options.Rel(root, cfg.Dir))
+		fmt.Fprintf(out, "Bringing up the kind lab: Karmada %s from its tree, %d members, restore by %s, in %s\n", cfg.Karmada, cfg.Members, p.Restore(), options.Rel(root, cfg.Dir))
 	} else {
 		fmt.Fprintf(out, "Bringing up the hermetic lab: Karmada %s (%s), %d members, in %s\n", cfg.Karmada, karmadaVersion(cfg), cfg.Members, options.Rel(root, cfg.Dir))
 	}
