@@ -73,10 +73,10 @@ func (l *Lab) kubeconfigOf(c string) string {
 
 // Plan returns the kind lab's steps. Each is idempotent, so a second lab-up after
 // a failure (LAB_RETAIN=1) continues where the first stopped. lab.ErrAlreadyUp
-// when the lab's record says it is up.
+// when the lab's record says it is up and its host cluster's node exists.
 func (l *Lab) Plan(_ context.Context, out io.Writer) (*lab.Plan, error) {
 	l.out = out
-	if st, err := lab.ReadState(l.Cfg); err == nil && st.Ready {
+	if st, err := lab.ReadState(l.Cfg); err == nil && st.Ready && l.Running() {
 		return nil, lab.ErrAlreadyUp
 	}
 	if err := os.MkdirAll(l.Cfg.LogDir(), 0o755); err != nil {
