@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/karmada-failover/lab/lab"
 	"github.com/karmada-failover/lab/lab/cmd/lab/app/options"
 	"github.com/karmada-failover/lab/lab/cmd/lab/app/taint"
 	"github.com/karmada-failover/lab/lab/config"
@@ -33,11 +34,7 @@ added by karmadactl taint would be. Karmada then fails its workloads over at onc
 with their state and does not wait for their deletion (purge mode Directly).
 Remove it (--remove) once the member is back and Karmada deleted the old copies.`,
 		Args: cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			_, p, err := options.Open(cmd, false)
-			if err != nil {
-				return err
-			}
+		RunE: options.OnLab(func(cmd *cobra.Command, p lab.Provider, args []string) error {
 			if err := taint.Cluster(cmd.Context(), p.Config(), args[0], config.OutOfServiceTaint, remove); err != nil {
 				return err
 			}
@@ -47,7 +44,7 @@ Remove it (--remove) once the member is back and Karmada deleted the old copies.
 				fmt.Fprintf(cmd.OutOrStdout(), "%s is out of service (%s): its workloads fail over with their state.\n", args[0], config.OutOfServiceTaint)
 			}
 			return nil
-		},
+		}),
 	}
 	cmd.Flags().BoolVar(&remove, "remove", false, "remove the out-of-service taint (once Karmada deleted the member's old copies)")
 	return cmd

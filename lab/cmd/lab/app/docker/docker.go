@@ -29,11 +29,7 @@ default runtime). See docs/KIND.md.`,
 		return &cobra.Command{
 			Use: use, Short: short, Args: cobra.NoArgs,
 			RunE: func(cmd *cobra.Command, _ []string) error {
-				root, err := options.RepoRoot()
-				if err != nil {
-					return err
-				}
-				cfg, err := config.LoadProvider(root, config.ProviderKind)
+				cfg, err := options.LoadConfig(config.ProviderKind)
 				if err != nil {
 					return err
 				}

@@ -20,11 +20,7 @@ func NewCommand() *cobra.Command {
 and stop the lab's own dockerd. Without LAB_PROVIDER it acts on the kind lab when
 that is the one recorded as up and no hermetic lab runs.`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			_, p, err := options.Open(cmd, false)
-			if err != nil {
-				return err
-			}
+		RunE: options.OnLab(func(cmd *cobra.Command, p lab.Provider, _ []string) error {
 			if err := lab.Down(cmd.Context(), p, cmd.OutOrStdout()); err != nil {
 				return err
 			}
@@ -34,6 +30,6 @@ that is the one recorded as up and no hermetic lab runs.`,
 				fmt.Fprintln(cmd.OutOrStdout(), "The lab is down: no process of it is left.")
 			}
 			return nil
-		},
+		}),
 	}
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/karmada-failover/lab/lab"
 	"github.com/karmada-failover/lab/lab/cmd/lab/app/options"
 )
 
@@ -15,15 +16,11 @@ func NewCommand() *cobra.Command {
 		Use:   "env",
 		Short: "Print the exports for kubectl, karmadactl and upstream's e2e suite (eval \"$(_output/bin/lab env)\")",
 		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			_, p, err := options.Open(cmd, false)
-			if err != nil {
-				return err
-			}
+		RunE: options.OnLab(func(cmd *cobra.Command, p lab.Provider, _ []string) error {
 			for _, line := range p.Env() {
 				fmt.Fprintln(cmd.OutOrStdout(), line)
 			}
 			return nil
-		},
+		}),
 	}
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/karmada-failover/lab/lab"
 	"github.com/karmada-failover/lab/lab/cmd/lab/app/options"
 )
 
@@ -21,11 +22,7 @@ application failover: on the hermetic lab, kwok's chaos stage (label
 chaos.lab/not-ready=true); on the kind lab, the lab's workload in each pod through
 the member API server's exec. --heal makes them Ready again.`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			_, p, err := options.Open(cmd, false)
-			if err != nil {
-				return err
-			}
+		RunE: options.OnLab(func(cmd *cobra.Command, p lab.Provider, _ []string) error {
 			n, err := p.FailPods(cmd.Context(), cluster, namespace, selector, heal)
 			if err != nil {
 				return err
@@ -36,7 +33,7 @@ the member API server's exec. --heal makes them Ready again.`,
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "%d pods of %s in %s/%s are %s.\n", n, selector, cluster, namespace, verb)
 			return nil
-		},
+		}),
 	}
 	cmd.Flags().StringVar(&cluster, "cluster", "", "member cluster")
 	cmd.Flags().StringVar(&namespace, "namespace", "default", "namespace of the pods")

@@ -41,13 +41,9 @@ member) and print expected, missing, duplicated, max, the uncommitted records an
 how many of them a later run committed again (reprocessed), and any two writers
 whose output overlaps in time. Exits non-zero on any missing or duplicated record.`,
 		Args: cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			_, p, err := options.Open(cmd, false)
-			if err != nil {
-				return err
-			}
+		RunE: options.OnLab(func(cmd *cobra.Command, p lab.Provider, args []string) error {
 			return verify(cmd, p.Config(), args[0], asJSON)
-		},
+		}),
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the report as JSON")
 	return cmd
@@ -107,11 +103,7 @@ kept, until --catch-up PARKED puts it back. The job must write its state to file
 			}
 			return fmt.Errorf("want either s3://BUCKET/DIR/JOB_ID or --catch-up PARKED")
 		},
-		RunE: func(cmd *cobra.Command, args []string) error {
-			_, p, err := options.Open(cmd, false)
-			if err != nil {
-				return err
-			}
+		RunE: options.OnLab(func(cmd *cobra.Command, p lab.Provider, args []string) error {
 			creds, err := p.S3Credentials()
 			if err != nil {
 				return err
@@ -135,7 +127,7 @@ kept, until --catch-up PARKED puts it back. The job must write its state to file
 			fmt.Fprintf(out, "Hidden %s: checkpoint chk-%d has its _metadata but not this state file, as a replica behind.\n", l.File, l.ID)
 			fmt.Fprintf(out, "Undo: lab flink replication-lag --catch-up %s\n", l.Parked)
 			return nil
-		},
+		}),
 	}
 	cmd.Flags().StringVar(&parked, "catch-up", "", "put back the state file parked at this URI")
 	return cmd

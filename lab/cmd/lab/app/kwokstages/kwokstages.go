@@ -21,11 +21,7 @@ for the members' kubelets), with the image-pull rule (LAB_UNPULLABLE_IMAGES,
 LAB_PULLABLE_IMAGES) rendered in.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			root, err := options.RepoRoot()
-			if err != nil {
-				return err
-			}
-			cfg, err := config.LoadProvider(root, config.ProviderLocal)
+			cfg, err := options.LoadConfig(config.ProviderLocal)
 			if err != nil {
 				return err
 			}

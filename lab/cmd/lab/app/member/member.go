@@ -32,11 +32,7 @@ func newStop() *cobra.Command {
 ` + "`lab member start MEMBER`" + `. On the kind lab, the member's node container is
 killed (docker kill) or stopped.`,
 		Args: cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			_, p, err := options.Open(cmd, false)
-			if err != nil {
-				return err
-			}
+		RunE: options.OnLab(func(cmd *cobra.Command, p lab.Provider, args []string) error {
 			if err := p.StopCluster(cmd.Context(), args[0], graceful); err != nil {
 				return err
 			}
@@ -46,7 +42,7 @@ killed (docker kill) or stopped.`,
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "%s is %s: its API server is unreachable until `lab member start %s`.\n", args[0], how, args[0])
 			return nil
-		},
+		}),
 	}
 	cmd.Flags().BoolVar(&graceful, "graceful", false, "SIGTERM and a grace period instead of a crash (SIGKILL)")
 	return cmd
@@ -60,17 +56,13 @@ func newStart() *cobra.Command {
 the member's nodes again (about 3.5 minutes after a restart on 2 cores: kwok's
 controller is slow to pick its nodes up again).`,
 		Args: cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			_, p, err := options.Open(cmd, false)
-			if err != nil {
-				return err
-			}
+		RunE: options.OnLab(func(cmd *cobra.Command, p lab.Provider, args []string) error {
 			if err := p.StartCluster(cmd.Context(), args[0]); err != nil {
 				return err
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "%s is running again.\n", args[0])
 			return nil
-		},
+		}),
 	}
 }
 
@@ -92,11 +84,7 @@ directly. On the kind lab the member's node drops every packet from and to the
 host cluster's node (an iptables chain, LAB-PARTITION, run by docker exec), both
 nodes running.`,
 		Args: cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			_, p, err := options.Open(cmd, false)
-			if err != nil {
-				return err
-			}
+		RunE: options.OnLab(func(cmd *cobra.Command, p lab.Provider, args []string) error {
 			if err := p.Partition(cmd.Context(), args[0], heal); err != nil {
 				return err
 			}
@@ -106,7 +94,7 @@ nodes running.`,
 				fmt.Fprintf(cmd.OutOrStdout(), "%s is partitioned: it keeps running, Karmada cannot reach it until `lab member heal %s`.\n", args[0], args[0])
 			}
 			return nil
-		},
+		}),
 	}
 }
 
@@ -116,17 +104,13 @@ func newFlap() *cobra.Command {
 		Use:   "flap MEMBER",
 		Short: "Partition and heal a member in turn every --period for --for (left healed)",
 		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			_, p, err := options.Open(cmd, false)
-			if err != nil {
-				return err
-			}
+		RunE: options.OnLab(func(cmd *cobra.Command, p lab.Provider, args []string) error {
 			if err := lab.Flap(cmd.Context(), p, args[0], period, duration); err != nil {
 				return err
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "%s flapped every %s for %s; it is reachable again.\n", args[0], period, duration)
 			return nil
-		},
+		}),
 	}
 	cmd.Flags().DurationVar(&period, "period", 5*time.Second, "time between a partition and a heal")
 	cmd.Flags().DurationVar(&duration, "for", time.Minute, "how long to flap (the link is left healed)")

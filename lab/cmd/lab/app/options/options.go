@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/karmada-failover/lab/lab"
+	"github.com/karmada-failover/lab/lab/config"
 	"github.com/karmada-failover/lab/lab/providers"
 )
 
@@ -60,4 +61,25 @@ func Rel(root, path string) string {
 		return r
 	}
 	return path
+}
+
+// OnLab is a verb's RunE that runs run on the lab the verb acts on (Open).
+func OnLab(run func(cmd *cobra.Command, p lab.Provider, args []string) error) func(*cobra.Command, []string) error {
+	return func(cmd *cobra.Command, args []string) error {
+		_, p, err := Open(cmd, false)
+		if err != nil {
+			return err
+		}
+		return run(cmd, p, args)
+	}
+}
+
+// LoadConfig is the configuration of the provider's lab in this repository, for
+// the verbs about one kind of lab whether or not it is up (kwok-stages, docker).
+func LoadConfig(provider config.Provider) (*config.Config, error) {
+	root, err := RepoRoot()
+	if err != nil {
+		return nil, err
+	}
+	return config.LoadProvider(root, provider)
 }

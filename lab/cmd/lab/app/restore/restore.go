@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/karmada-failover/lab/lab"
 	"github.com/karmada-failover/lab/lab/cmd/lab/app/options"
 )
 
@@ -17,11 +18,7 @@ func NewCommand() *cobra.Command {
 		Long:      "Show or switch how the members restore a failed-over FlinkDeployment: the restore webhook, or Kyverno calling the checkpoint locator (make lab-restore builds Kyverno first).",
 		Args:      cobra.MatchAll(cobra.MaximumNArgs(1), cobra.OnlyValidArgs),
 		ValidArgs: []string{"webhook", "kyverno"},
-		RunE: func(cmd *cobra.Command, args []string) error {
-			_, p, err := options.Open(cmd, false)
-			if err != nil {
-				return err
-			}
+		RunE: options.OnLab(func(cmd *cobra.Command, p lab.Provider, args []string) error {
 			if len(args) == 1 {
 				if err := p.SetRestore(cmd.Context(), args[0]); err != nil {
 					return err
@@ -29,6 +26,6 @@ func NewCommand() *cobra.Command {
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "The members restore with %s.\n", p.Restore())
 			return nil
-		},
+		}),
 	}
 }

@@ -22,11 +22,7 @@ func NewCommand() *cobra.Command {
 		Long: `Print the lab's record and a table of its components, PIDs, addresses and
 health. Fails when a component is not healthy.`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			_, p, err := options.Open(cmd, false)
-			if err != nil {
-				return err
-			}
+		RunE: options.OnLab(func(cmd *cobra.Command, p lab.Provider, _ []string) error {
 			out := cmd.OutOrStdout()
 			st, err := p.State()
 			if err != nil && !errors.Is(err, os.ErrNotExist) {
@@ -55,6 +51,6 @@ health. Fails when a component is not healthy.`,
 				}
 			}
 			return nil
-		},
+		}),
 	}
 }

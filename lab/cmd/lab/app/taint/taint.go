@@ -18,13 +18,9 @@ func NewCommand() *cobra.Command {
 		Use:   "taint CLUSTER KEY[=VALUE]:EFFECT",
 		Short: "Taint a Karmada Cluster through the Karmada API server, as karmadactl taint does",
 		Args:  cobra.ExactArgs(2),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			_, p, err := options.Open(cmd, false)
-			if err != nil {
-				return err
-			}
+		RunE: options.OnLab(func(cmd *cobra.Command, p lab.Provider, args []string) error {
 			return Cluster(cmd.Context(), p.Config(), args[0], args[1], remove)
-		},
+		}),
 	}
 	cmd.Flags().BoolVar(&remove, "remove", false, "remove the taint instead of adding it")
 	return cmd
