@@ -45,6 +45,7 @@ func DividedFailoverSpec(ctx context.Context, inputGetter func() DividedFailover
 	})
 
 	It("marks only the cluster that received the failed cluster's replicas", func(ctx SpecContext) {
+		e.waitRoom(ctx, input.Lab.MemberNames()[:3], 4)
 		e.deployWithPolicy(ctx, name, 4, framework.PolicyInput{
 			Clusters: input.Lab.MemberNames()[:3], Divided: true, TolerationSeconds: 10, ClusterFailover: true,
 			StateRules: map[string]string{stateLabel: "{.replicas}"},
@@ -78,6 +79,7 @@ func DividedFailoverSpec(ctx context.Context, inputGetter func() DividedFailover
 	})
 
 	It("records two clusters failing at once as two failovers, each once, and marks the cluster that received their replicas", func(ctx SpecContext) {
+		e.waitRoom(ctx, input.Lab.MemberNames()[:3], 4)
 		e.deployWithPolicy(ctx, name, 4, framework.PolicyInput{
 			Clusters: input.Lab.MemberNames()[:3], Divided: true, DividedMinGroups: 1, TolerationSeconds: 10, ClusterFailover: true,
 			StateRules: map[string]string{stateLabel: "{.replicas}"},
@@ -135,6 +137,7 @@ func DividedFailoverSpec(ctx context.Context, inputGetter func() DividedFailover
 
 	It("records two clusters failing in the same second as two failovers, each once, and marks the cluster that received their replicas", func(ctx SpecContext) {
 		skipUnsupported(input.Lab, labapi.FaultFailPods)
+		e.waitRoom(ctx, input.Lab.MemberNames()[:3], 4)
 		e.deployWithPolicy(ctx, name, 4, framework.PolicyInput{
 			Clusters: input.Lab.MemberNames()[:3], Divided: true, DividedMinGroups: 1, TolerationSeconds: 20, ApplicationFailover: true,
 			StateRules: map[string]string{stateLabel: "{.replicas}"},

@@ -118,3 +118,45 @@ func (l *Lab) ProviderName() string {
 	}
 	return string(l.Provider.Name())
 }
+
+// ClusterRoom is how many more replicas requesting requests Karmada sees room for in
+// cluster: from the Cluster's resource summary (allocatable less allocated and
+// allocating), as Karmada's general estimator reckons it for dynamic weights; the
+// scarcest resource decides.
+func (l *Lab) ClusterRoom(ctx context.Context, cluster string, requests corev1.ResourceList) (int64, error) {
+	c, err := l.Karmada.Karmada().ClusterV1alpha1().Clusters().Get(ctx, cluster, metav1.GetOptions{})
+	if err != nil {
+		return 0, err
+	}
+	return ClusterRoomOf(c, requests)
+}
+
+// ClusterRoomOf is ClusterRoom of a Cluster object.
+func ClusterRoomOf(c *clusterv1alpha1.Cluster, requests corev1.ResourceList) (int64, error) {
+	rs := c.Status.ResourceSummary
+	if rs == nil {
+		return 0, fmt.Errorf("cluster %s has no resource summary yet", c.Name)
+	}
+	room := int64(-1)
+	for name, req := range requests {
+		if req.IsZero() {
+			continue
+		}
+		free := rs.Allocatable[name].DeepCopy()
+		used := rs.Allocated[name]
+		free.Sub(used)
+		pending := rs.Allocating[name]
+		free.Sub(pending)
+		n := free.MilliValue() / req.MilliValue()
+		if n < 0 {
+			n = 0
+		}
+		if room < 0 || n < room {
+			room = n
+		}
+	}
+	if room < 0 {
+		return 0, fmt.Errorf("no requests to fit into cluster %s", c.Name)
+	}
+	return room, nil
+}

@@ -49,6 +49,9 @@ func DeleteNamespace(ctx context.Context, k *ClusterProxy, name string) error {
 	return err
 }
 
+// WorkloadRequests are the resources each replica of NewDeployment requests.
+var WorkloadRequests = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m"), corev1.ResourceMemory: resource.MustParse("64Mi")}
+
 // NewDeployment is a small Deployment whose pods kwok's fake nodes (or the
 // kind lab's kubelets) run: the lab's workload (lab.WorkloadImage), ready while
 // its readiness probe passes, which the kind lab's FailPods makes fail.
@@ -68,9 +71,7 @@ func NewDeployment(namespace, name string, replicas int32) *appsv1.Deployment {
 						ProbeHandler:  corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: lab.WorkloadProbe}},
 						PeriodSeconds: 2, FailureThreshold: 1, SuccessThreshold: 1, TimeoutSeconds: 2,
 					},
-					Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{
-						corev1.ResourceCPU: resource.MustParse("100m"), corev1.ResourceMemory: resource.MustParse("64Mi"),
-					}},
+					Resources: corev1.ResourceRequirements{Requests: WorkloadRequests.DeepCopy()},
 				}}},
 			},
 		},
@@ -118,8 +119,10 @@ func NewPropagationPolicy(in PolicyInput) *policyv1alpha1.PropagationPolicy {
 		},
 	}
 	if in.Divided {
-		// Weighted by available replicas over exactly two clusters (Aggregated would
-		// pack the replicas into one cluster when it has room for all of them).
+		// Weighted by available replicas over the two clusters the spread constraint
+		// selects (Aggregated would pack the replicas into one cluster when it has room
+		// for all of them; static weights ignore spread constraints). A cluster without
+		// room gets none: a spec that needs both waits for room first (ClusterRoom).
 		p.Spec.Placement.ReplicaScheduling = &policyv1alpha1.ReplicaSchedulingStrategy{
 			ReplicaSchedulingType:     policyv1alpha1.ReplicaSchedulingTypeDivided,
 			ReplicaDivisionPreference: policyv1alpha1.ReplicaDivisionPreferenceWeighted,
