@@ -73,8 +73,8 @@ func WriteState(cfg *config.Config, s *State) error {
 func NewState(cfg *config.Config) *State {
 	s := &State{Provider: cfg.Provider, Karmada: cfg.Karmada, StartedAt: time.Now().UTC(),
 		FailoverHistoryLimit: cfg.FailoverHistoryLimit, NodesPerMember: cfg.NodesPerMember}
-	for i := 1; i <= cfg.Members; i++ {
-		s.Members = append(s.Members, config.MemberName(i))
+	for _, m := range cfg.MemberList() {
+		s.Members = append(s.Members, m.Name())
 	}
 	return s
 }

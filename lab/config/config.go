@@ -142,33 +142,33 @@ type MemberPorts struct {
 	Link, LinkControl int
 }
 
-// Member returns the ports of member i (1-based).
-func (p Ports) Member(i int) MemberPorts {
-	b := p.MemberBase + 10*i
+// Member returns the ports of member m.
+func (p Ports) Member(m Member) MemberPorts {
+	b := p.MemberBase + 10*int(m)
 	return MemberPorts{APIServer: b, Etcd: b + 1, EtcdPeer: b + 2, ControllerManager: b + 3, Scheduler: b + 4, KwokController: b + 5,
 		Link: b + 6, LinkControl: b + 7}
 }
 
-// FlinkRESTRange is the range of REST ports of member i's Flink processes.
-func (p Ports) FlinkRESTRange(i int) (int, int) {
-	return p.FlinkBase + 100*i, p.FlinkBase + 100*i + 49
+// FlinkRESTRange is the range of REST ports of member m's Flink processes.
+func (p Ports) FlinkRESTRange(m Member) (int, int) {
+	return p.FlinkBase + 100*int(m), p.FlinkBase + 100*int(m) + 49
 }
 
-// FlinkRunnerHealth is the health port of member i's FlinkDeployment runner.
-func (p Ports) FlinkRunnerHealth(i int) int { return p.FlinkBase + 100*i + 99 }
+// FlinkRunnerHealth is the health port of member m's FlinkDeployment runner.
+func (p Ports) FlinkRunnerHealth(m Member) int { return p.FlinkBase + 100*int(m) + 99 }
 
-// RestoreWebhookFor is the port of member i's restore webhook.
-func (p Ports) RestoreWebhookFor(i int) int { return p.RestoreWebhook + i }
+// RestoreWebhookFor is the port of member m's restore webhook.
+func (p Ports) RestoreWebhookFor(m Member) int { return p.RestoreWebhook + int(m) }
 
-// KyvernoFor is the port of member i's Kyverno admission controller.
-func (p Ports) KyvernoFor(i int) int { return p.Kyverno + i }
+// KyvernoFor is the port of member m's Kyverno admission controller.
+func (p Ports) KyvernoFor(m Member) int { return p.Kyverno + int(m) }
 
 // S3 is the port of the lab's S3 endpoint (SeaweedFS).
 func (p Ports) S3() int { return p.S3Base + 6 }
 
 // All lists every control-plane port with the name of its user, for the preflight check.
 func (p Ports) All(members int) map[int]string {
-	m := map[int]string{
+	all := map[int]string{
 		p.EtcdClient: "etcd (client)", p.EtcdPeer: "etcd (peer)", p.EtcdMetrics: "etcd (metrics)", p.KarmadaAPIServer: "karmada-apiserver",
 		p.KubeControllerManager: "kube-controller-manager", p.AggregatedAPIServer: "karmada-aggregated-apiserver",
 		p.Webhook: "karmada-webhook", p.WebhookMetrics: "karmada-webhook (metrics)", p.WebhookHealth: "karmada-webhook (health)",
@@ -176,25 +176,26 @@ func (p Ports) All(members int) map[int]string {
 		p.SchedulerMetrics: "karmada-scheduler (metrics)", p.SchedulerHealth: "karmada-scheduler (health)",
 	}
 	for i, c := range []string{"master", "volume", "filer", "s3", "admin"} {
-		m[p.S3Base+3+i] = "seaweedfs " + c
-		m[p.S3Base+13+i] = "seaweedfs " + c + " (gRPC)"
+		all[p.S3Base+3+i] = "seaweedfs " + c
+		all[p.S3Base+13+i] = "seaweedfs " + c + " (gRPC)"
 	}
 	for i := 1; i <= members; i++ {
-		mp := p.Member(i)
-		name := MemberName(i)
-		m[mp.APIServer] = name + " kube-apiserver"
-		m[mp.Etcd] = name + " etcd"
-		m[mp.EtcdPeer] = name + " etcd (peer)"
-		m[mp.ControllerManager] = name + " kube-controller-manager"
-		m[mp.Scheduler] = name + " kube-scheduler"
-		m[mp.KwokController] = name + " kwok-controller"
-		m[mp.Link] = name + " lab-link (Karmada's connection)"
-		m[mp.LinkControl] = name + " lab-link (control)"
-		m[p.FlinkRunnerHealth(i)] = name + " flink-runner"
-		m[p.RestoreWebhookFor(i)] = name + " flink-restore-webhook"
-		m[p.KyvernoFor(i)] = name + " kyverno"
+		m := Member(i)
+		mp := p.Member(m)
+		name := m.Name()
+		all[mp.APIServer] = name + " kube-apiserver"
+		all[mp.Etcd] = name + " etcd"
+		all[mp.EtcdPeer] = name + " etcd (peer)"
+		all[mp.ControllerManager] = name + " kube-controller-manager"
+		all[mp.Scheduler] = name + " kube-scheduler"
+		all[mp.KwokController] = name + " kwok-controller"
+		all[mp.Link] = name + " lab-link (Karmada's connection)"
+		all[mp.LinkControl] = name + " lab-link (control)"
+		all[p.FlinkRunnerHealth(m)] = name + " flink-runner"
+		all[p.RestoreWebhookFor(m)] = name + " flink-restore-webhook"
+		all[p.KyvernoFor(m)] = name + " kyverno"
 	}
-	return m
+	return all
 }
 
 // Restore modes (LAB_RESTORE).
@@ -238,8 +239,44 @@ type Binaries struct {
 	Kind, Helm string
 }
 
-// MemberName is the cluster name of member i (1-based), as in upstream's local-up.
-func MemberName(i int) string { return fmt.Sprintf("member%d", i) }
+// Member is a member cluster of the lab, numbered from 1; its cluster name is
+// member<i>, as in upstream's local-up.
+type Member int
+
+// Name is m's cluster name.
+func (m Member) Name() string { return fmt.Sprintf("member%d", int(m)) }
+
+func (m Member) String() string { return m.Name() }
+
+// MemberList lists the lab's members in order.
+func (c *Config) MemberList() []Member {
+	out := make([]Member, 0, c.Members)
+	for i := 1; i <= c.Members; i++ {
+		out = append(out, Member(i))
+	}
+	return out
+}
+
+// MaxMembers is the most members a lab has (LAB_MEMBERS).
+const MaxMembers = 20
+
+// AnyMember is the member named name in a lab of MaxMembers, for what a lab of
+// more members than this configuration's may have left behind.
+func AnyMember(name string) (Member, bool) {
+	m, err := (&Config{Members: MaxMembers}).Member(name)
+	return m, err == nil
+}
+
+// Member is the member of this lab named name, or an error naming the lab's
+// members.
+func (c *Config) Member(name string) (Member, error) {
+	for _, m := range c.MemberList() {
+		if m.Name() == name {
+			return m, nil
+		}
+	}
+	return 0, fmt.Errorf("%q is not a member of this lab (members member1..member%d)", name, c.Members)
+}
 
 // Paths of the files a running lab writes under Dir.
 func (c *Config) PKIDir() string            { return filepath.Join(c.Dir, "pki") }
@@ -319,7 +356,7 @@ func LoadProvider(root string, provider Provider) (*Config, error) {
 	}
 	c.FlinkCRD = env("LAB_FLINK_CRD", "")
 	var err error
-	if c.Members, err = envInt("LAB_MEMBERS", 3, 1, 20); err != nil {
+	if c.Members, err = envInt("LAB_MEMBERS", 3, 1, MaxMembers); err != nil {
 		return nil, err
 	}
 	if c.NodesPerMember, err = envInt("LAB_NODES_PER_MEMBER", 4, 1, 500); err != nil {

@@ -30,12 +30,12 @@ func TestLoadDefaultsAndPortsAreDistinct(t *testing.T) {
 	seen := map[int]string{}
 	count := 0
 	for i := 1; i <= 20; i++ {
-		mp := c.Ports.Member(i)
+		mp := c.Ports.Member(Member(i))
 		for _, p := range []int{mp.APIServer, mp.Etcd, mp.EtcdPeer, mp.ControllerManager, mp.Scheduler, mp.KwokController, mp.Link, mp.LinkControl} {
 			if other, ok := seen[p]; ok {
 				t.Fatalf("member%d port %d also used by %s", i, p, other)
 			}
-			seen[p] = MemberName(i)
+			seen[p] = Member(i).Name()
 			count++
 		}
 	}
@@ -111,5 +111,23 @@ func TestRestoreWebhookPortIsTheWebhooksDefault(t *testing.T) {
 	}
 	if want := net.JoinHostPort(Host, strconv.Itoa(cfg.Ports.RestoreWebhook)); options.DefaultListen != want {
 		t.Errorf("the webhook listens on %s by default, the lab's ports start at %s", options.DefaultListen, want)
+	}
+}
+
+func TestMemberByName(t *testing.T) {
+	c := &Config{Members: 3}
+	if got := c.MemberList(); len(got) != 3 || got[0].Name() != "member1" || got[2].Name() != "member3" {
+		t.Fatalf("MemberList = %v", got)
+	}
+	m, err := c.Member("member2")
+	if err != nil || m != 2 {
+		t.Fatalf(`Member("member2") = %v, %v`, m, err)
+	}
+	// Names of no member: beyond the lab's count, a host cluster's, a number
+	// without the prefix, and a prefix with a sign a parser would accept.
+	for _, name := range []string{"member4", "member0", "karmada-host", "2", "member+2", "member02", ""} {
+		if m, err := c.Member(name); err == nil || !strings.Contains(err.Error(), "member1..member3") {
+			t.Errorf("Member(%q) = %v, %v: want an error naming the lab's members", name, m, err)
+		}
 	}
 }

@@ -63,8 +63,8 @@ const (
 // ClusterNames lists the kind clusters of the lab: the host, then the members.
 func ClusterNames(cfg *config.Config) []string {
 	names := []string{HostCluster}
-	for i := 1; i <= cfg.Members; i++ {
-		names = append(names, config.MemberName(i))
+	for _, m := range cfg.MemberList() {
+		names = append(names, m.Name())
 	}
 	return names
 }
@@ -86,11 +86,11 @@ func NodeContainer(cluster string) string { return cluster + "-control-plane" }
 func ClusterConfig(cfg *config.Config, name string, nodeImage Node) (*v1alpha4.Cluster, error) {
 	port := int32(HostAPIServerPort)
 	if name != HostCluster {
-		i, err := memberIndex(cfg, name)
+		m, err := cfg.Member(name)
 		if err != nil {
 			return nil, err
 		}
-		port = int32(MemberAPIServerBase + i)
+		port = int32(MemberAPIServerBase + int(m))
 	}
 	node := v1alpha4.Node{
 		Role:  v1alpha4.ControlPlaneRole,
@@ -129,15 +129,6 @@ func ClusterConfig(cfg *config.Config, name string, nodeImage Node) (*v1alpha4.C
 			"kind: ClusterConfiguration\netcd:\n  local:\n    imageTag: "+nodeImage.EtcdImageTag+"\n")
 	}
 	return c, nil
-}
-
-func memberIndex(cfg *config.Config, name string) (int, error) {
-	for i := 1; i <= cfg.Members; i++ {
-		if config.MemberName(i) == name {
-			return i, nil
-		}
-	}
-	return 0, fmt.Errorf("%q is not a cluster of this lab (host %s, members member1..member%d)", name, HostCluster, cfg.Members)
 }
 
 // WriteClusterConfigs writes each cluster's kind configuration to

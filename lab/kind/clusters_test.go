@@ -82,7 +82,7 @@ func TestClusterConfigsLoadAndValidateWithKind(t *testing.T) {
 func TestBuiltNodeClusterConfig(t *testing.T) {
 	cfg := testConfig(t)
 	built := Node{Image: "karmada-failover-lab/kind-node:v1.35.8-0123456789ab", Built: true, EtcdImageTag: "3.6.16-0"}
-	c, err := ClusterConfig(cfg, config.MemberName(1), built)
+	c, err := ClusterConfig(cfg, config.Member(1).Name(), built)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,7 +91,7 @@ func TestBuiltNodeClusterConfig(t *testing.T) {
 		!strings.Contains(patches, "failCgroupV1: false") || !strings.Contains(patches, "imageTag: 3.6.16-0") {
 		t.Errorf("built node: DisableDefaultCNI %v, image %q, patches:\n%s", c.Networking.DisableDefaultCNI, c.Nodes[0].Image, patches)
 	}
-	c, err = ClusterConfig(cfg, config.MemberName(1), PulledNode)
+	c, err = ClusterConfig(cfg, config.Member(1).Name(), PulledNode)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -181,7 +181,7 @@ func (l *Lab) StarveFlink(ctx context.Context, member string, starve bool) error
 	if err := lab.Supports(l, lab.FaultStarveFlink); err != nil {
 		return err
 	}
-	if _, err := memberIndex(l.Cfg, member); err != nil {
+	if _, err := l.Cfg.Member(member); err != nil {
 		return err
 	}
 	slots := -1

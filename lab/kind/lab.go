@@ -123,8 +123,8 @@ func (l *Lab) Plan(_ context.Context, out io.Writer) (*lab.Plan, error) {
 
 func (l *Lab) members() []string {
 	var m []string
-	for i := 1; i <= l.Cfg.Members; i++ {
-		m = append(m, config.MemberName(i))
+	for _, member := range l.Cfg.MemberList() {
+		m = append(m, member.Name())
 	}
 	return m
 }
@@ -302,7 +302,7 @@ func (l *Lab) createClusters(ctx context.Context) error {
 // crashes (docker kill: SIGKILL to every process in the node); with graceful
 // the container gets docker stop's SIGTERM and grace period.
 func (l *Lab) StopCluster(ctx context.Context, name string, graceful bool) error {
-	if _, err := memberIndex(l.Cfg, name); err != nil {
+	if _, err := l.Cfg.Member(name); err != nil {
 		return err
 	}
 	verb := "kill"
@@ -351,7 +351,7 @@ func PartitionScript(hostIP string, heal bool) string {
 // member's workloads go on, and the host machine still reaches the member's API
 // server through its published port.
 func (l *Lab) Partition(ctx context.Context, name string, heal bool) error {
-	if _, err := memberIndex(l.Cfg, name); err != nil {
+	if _, err := l.Cfg.Member(name); err != nil {
 		return err
 	}
 	hostIP, err := l.nodeIP(ctx, HostCluster)
@@ -381,7 +381,7 @@ func (l *Lab) nodeIP(ctx context.Context, cluster string) (string, error) {
 
 // StartCluster starts the member's node container again and waits for its API server.
 func (l *Lab) StartCluster(ctx context.Context, name string) error {
-	if _, err := memberIndex(l.Cfg, name); err != nil {
+	if _, err := l.Cfg.Member(name); err != nil {
 		return err
 	}
 	if _, err := l.run(ctx, "docker-start-"+name, "docker", "start", NodeContainer(name)); err != nil {

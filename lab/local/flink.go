@@ -76,22 +76,13 @@ func (l *Lab) restoreWebhookBinary() string {
 
 func restoreWebhookName(member string) string { return "flink-restore-webhook-" + member }
 
-// memberIndex is i of member "member<i>".
-func memberIndex(member string) (int, error) {
-	i, err := strconv.Atoi(strings.TrimPrefix(member, "member"))
-	if err != nil {
-		return 0, fmt.Errorf("member %q: %w", member, err)
-	}
-	return i, nil
-}
-
 // restoreWebhookAddr is where member's restore webhook listens.
 func (l *Lab) restoreWebhookAddr(member string) (string, error) {
-	i, err := memberIndex(member)
+	m, err := l.Cfg.Member(member)
 	if err != nil {
 		return "", err
 	}
-	return hostPort(l.Cfg.Ports.RestoreWebhookFor(i)), nil
+	return hostPort(l.Cfg.Ports.RestoreWebhookFor(m)), nil
 }
 
 // startRestoreWebhook starts member's restore webhook (restore/), as a real
@@ -210,7 +201,7 @@ func (l *Lab) installFlink(ctx context.Context, members []string) error {
 // startRunner starts member's FlinkDeployment runner; taskSlots 0 starves its
 // jobs (no TaskManager: they stay CREATED), -1 leaves Flink's default.
 func (l *Lab) startRunner(ctx context.Context, member string, taskSlots int) error {
-	i, err := memberIndex(member)
+	m, err := l.Cfg.Member(member)
 	if err != nil {
 		return err
 	}
@@ -218,12 +209,12 @@ func (l *Lab) startRunner(ctx context.Context, member string, taskSlots int) err
 	if err != nil {
 		return fmt.Errorf("S3 credentials: %w", err)
 	}
-	lo, hi := l.Cfg.Ports.FlinkRESTRange(i)
+	lo, hi := l.Cfg.Ports.FlinkRESTRange(m)
 	logDir := filepath.Join(l.Cfg.LogDir(), "flink", member)
 	if err := os.MkdirAll(logDir, 0o755); err != nil {
 		return err
 	}
-	health := hostPort(l.Cfg.Ports.FlinkRunnerHealth(i))
+	health := hostPort(l.Cfg.Ports.FlinkRunnerHealth(m))
 	args := []string{
 		"--kubeconfig=" + l.Cfg.MembersKubeconfig(), "--context=" + member,
 		"--default-jar=" + l.Cfg.Bins.FlinkJar, "--java=" + l.Cfg.Bins.Java,

@@ -97,11 +97,11 @@ func (l *Lab) kyvernoReady() error {
 }
 
 func (l *Lab) kyvernoAddr(member string) (string, error) {
-	i, err := memberIndex(member)
+	m, err := l.Cfg.Member(member)
 	if err != nil {
 		return "", err
 	}
-	return hostPort(l.Cfg.Ports.KyvernoFor(i)), nil
+	return hostPort(l.Cfg.Ports.KyvernoFor(m)), nil
 }
 
 func (l *Lab) kyvernoProbe(member string) (proc.Probe, error) {
@@ -190,15 +190,15 @@ func applyKyvernoObjects(ctx context.Context, cs kubernetes.Interface, ca, tlsCr
 	return nil
 }
 
-// kyvernoPodArgs is the lab-pod command line that runs member i's Kyverno.
-func (l *Lab) kyvernoPodArgs(member string, i int) []string {
-	p := l.Cfg.Ports
-	addr := hostPort(p.KyvernoFor(i))
+// kyvernoPodArgs is the lab-pod command line that runs m's Kyverno.
+func (l *Lab) kyvernoPodArgs(m config.Member) []string {
+	p, member := l.Cfg.Ports, m.Name()
+	addr := hostPort(p.KyvernoFor(m))
 	restorePort := options.DefaultListen[strings.LastIndex(options.DefaultListen, ":")+1:]
 	return []string{
 		"--expose=" + addr + "=" + strconv.Itoa(kyvernoPodPort),
-		"--reach=" + strconv.Itoa(kubernetesServicePort) + "=" + hostPort(p.Member(i).APIServer),
-		"--reach=" + restorePort + "=" + hostPort(p.RestoreWebhookFor(i)),
+		"--reach=" + strconv.Itoa(kubernetesServicePort) + "=" + hostPort(p.Member(m).APIServer),
+		"--reach=" + restorePort + "=" + hostPort(p.RestoreWebhookFor(m)),
 		"--kubeconfig=" + l.Cfg.MembersKubeconfig(), "--context=" + member,
 		"--service-account=" + kyvernoNamespace + "/" + kyvernoServiceAccount,
 		// Inside the lab's folder: what a killed pod leaves is emptied at its next start.
@@ -221,7 +221,7 @@ func (l *Lab) kyvernoPodArgs(member string, i int) []string {
 
 // startKyverno starts member's Kyverno and waits until it answers.
 func (l *Lab) startKyverno(ctx context.Context, member string) error {
-	i, err := memberIndex(member)
+	m, err := l.Cfg.Member(member)
 	if err != nil {
 		return err
 	}
@@ -233,7 +233,7 @@ func (l *Lab) startKyverno(ctx context.Context, member string) error {
 	if _, running := l.Proc.Running(name); running {
 		return l.Proc.WaitReady(ctx, name, probe)
 	}
-	if _, err := l.Proc.Start(proc.Spec{Name: name, Path: l.Cfg.Bins.Pod, Args: l.kyvernoPodArgs(member, i), Env: []string{
+	if _, err := l.Proc.Start(proc.Spec{Name: name, Path: l.Cfg.Bins.Pod, Args: l.kyvernoPodArgs(m), Env: []string{
 		"KUBERNETES_SERVICE_HOST=127.0.0.1", "KUBERNETES_SERVICE_PORT=" + strconv.Itoa(kubernetesServicePort),
 		"KYVERNO_NAMESPACE=" + kyvernoNamespace, "KYVERNO_POD_NAME=" + name,
 		"KYVERNO_SERVICEACCOUNT_NAME=" + kyvernoServiceAccount, "KYVERNO_DEPLOYMENT=kyverno-admission-controller",

@@ -22,7 +22,7 @@ import (
 func TestKyvernoPodArgs(t *testing.T) {
 	l := testLab(t)
 	l.Cfg.Bins.Kyverno = "/opt/kyverno-v1.15.2/kyverno"
-	args := l.kyvernoPodArgs("member2", 2)
+	args := l.kyvernoPodArgs(2)
 	sep := slices.Index(args, "--")
 	if sep < 0 || args[sep+1] != "/opt/kyverno-v1.15.2/kyverno" {
 		t.Fatalf("no -- before Kyverno's binary: %q", args)

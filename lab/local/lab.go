@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
 
@@ -64,8 +63,8 @@ func (l *Lab) Running() bool {
 			return true
 		}
 	}
-	for i := 1; i <= 20; i++ {
-		for _, pid := range l.memberPIDs(config.MemberName(i)) {
+	for i := 1; i <= config.MaxMembers; i++ {
+		for _, pid := range l.memberPIDs(config.Member(i).Name()) {
 			if processAlive(pid) {
 				return true
 			}
@@ -185,12 +184,10 @@ func (l *Lab) Plan(_ context.Context, out io.Writer) (*lab.Plan, error) {
 	if l.Cfg.Bins.SeaweedFS != "" {
 		list = append(list, steps.Step{Name: "Starting SeaweedFS (S3 for checkpoints, bucket " + CheckpointBucket + ")", Run: l.setUpAndStartS3})
 	}
-	for i := 1; i <= l.Cfg.Members; i++ {
-		i := i
-		name := config.MemberName(i)
+	for _, m := range l.Cfg.MemberList() {
 		list = append(list, steps.Step{
-			Name: fmt.Sprintf("Creating %s (kwokctl, %d fake nodes)", name, l.Cfg.NodesPerMember),
-			Run:  func(ctx context.Context) error { return l.createMember(ctx, i) },
+			Name: fmt.Sprintf("Creating %s (kwokctl, %d fake nodes)", m, l.Cfg.NodesPerMember),
+			Run:  func(ctx context.Context) error { return l.createMember(ctx, m) },
 		})
 	}
 	list = append(list, steps.Step{Name: "Joining members with karmadactl join (Push)", Run: func(ctx context.Context) error {
@@ -378,8 +375,8 @@ func (l *Lab) Status(ctx context.Context) ([]lab.ComponentStatus, error) {
 		pids := l.memberPIDs(name)
 		for _, comp := range memberComponents {
 			row := lab.ComponentStatus{Component: name + "/" + comp}
-			if i, err := strconv.Atoi(strings.TrimPrefix(name, "member")); err == nil {
-				mp := p.Member(i)
+			if m, ok := config.AnyMember(name); ok {
+				mp := p.Member(m)
 				port := map[string]int{"etcd": mp.Etcd, "kube-apiserver": mp.APIServer, "kube-controller-manager": mp.ControllerManager,
 					"kube-scheduler": mp.Scheduler, "kwok-controller": mp.KwokController}[comp]
 				row.Address = hostPort(port)
@@ -391,10 +388,10 @@ func (l *Lab) Status(ctx context.Context) ([]lab.ComponentStatus, error) {
 			}
 			rows = append(rows, row)
 		}
-		if i, err := memberIndex(name); err == nil {
-			runner, webhook := hostPort(p.FlinkRunnerHealth(i)), hostPort(p.RestoreWebhookFor(i))
+		if m, ok := config.AnyMember(name); ok {
+			runner, webhook := hostPort(p.FlinkRunnerHealth(m)), hostPort(p.RestoreWebhookFor(m))
 			kyverno, _ := l.kyvernoProbe(name)
-			linkAddr, control := hostPort(p.Member(i).Link), hostPort(p.Member(i).LinkControl)
+			linkAddr, control := hostPort(p.Member(m).Link), hostPort(p.Member(m).LinkControl)
 			for _, c := range []struct {
 				component, process, addr string
 				probe                    proc.Probe
@@ -402,7 +399,7 @@ func (l *Lab) Status(ctx context.Context) ([]lab.ComponentStatus, error) {
 				{"lab-link", linkName(name), linkAddr, proc.Probe{URL: "http://" + control + "/healthz"}},
 				{"flink-runner", runnerName(name), runner, proc.Probe{URL: "http://" + runner + "/healthz"}},
 				{"flink-restore-webhook", restoreWebhookName(name), webhook, proc.Probe{URL: "https://" + webhook + "/healthz", CAFile: ca}},
-				{"kyverno", kyvernoName(name), hostPort(p.KyvernoFor(i)), kyverno},
+				{"kyverno", kyvernoName(name), hostPort(p.KyvernoFor(m)), kyverno},
 			} {
 				if c.component == "kyverno" && mode != config.RestoreKyverno {
 					continue // not part of this lab now (make lab-restore)

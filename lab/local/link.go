@@ -26,11 +26,11 @@ import (
 func linkName(member string) string { return "lab-link-" + member }
 
 func (l *Lab) linkPorts(member string) (config.MemberPorts, error) {
-	i, err := memberIndex(member)
+	m, err := l.Cfg.Member(member)
 	if err != nil {
 		return config.MemberPorts{}, err
 	}
-	return l.Cfg.Ports.Member(i), nil
+	return l.Cfg.Ports.Member(m), nil
 }
 
 // startLink starts member's link and waits for its control endpoint.

@@ -69,13 +69,13 @@ func (l *Lab) memberKubeconfig(name string) string {
 	return filepath.Join(l.memberDir(name), "kubeconfig.yaml")
 }
 
-// memberConfig writes the kwokctl configuration of member i: the local
+// memberConfig writes the kwokctl configuration of member m: the local
 // binaries, loopback ports chosen by the lab (kwokctl's own picks race when
 // clusters are created one after another), and the stages: kwok's defaults and
 // the lab's (KwokStages).
-func (l *Lab) memberConfig(i int) (string, error) {
+func (l *Lab) memberConfig(m config.Member) (string, error) {
 	b := l.Cfg.Bins
-	p := l.Cfg.Ports.Member(i)
+	p := l.Cfg.Ports.Member(m)
 	var doc strings.Builder
 	fmt.Fprintf(&doc, `apiVersion: config.kwok.x-k8s.io/v1alpha1
 kind: KwokctlConfiguration
@@ -97,7 +97,7 @@ options:
   kwokControllerBinary: %s
 `, config.Host, l.kubeVersion(), p.APIServer, p.Etcd, p.EtcdPeer, p.ControllerManager, p.Scheduler, p.KwokController,
 		b.KubeAPIServer, b.KubeControllerManager, b.KubeScheduler, b.Kubectl, b.Etcd, b.Kwok)
-	admission, err := l.memberAdmissionConfig(i)
+	admission, err := l.memberAdmissionConfig(m)
 	if err != nil {
 		return "", err
 	}
@@ -113,21 +113,21 @@ options:
 		return "", err
 	}
 	doc.Write(stages)
-	path := filepath.Join(l.Cfg.KwokDir(), config.MemberName(i)+".yaml")
+	path := filepath.Join(l.Cfg.KwokDir(), m.Name()+".yaml")
 	return path, os.WriteFile(path, []byte(doc.String()), 0o644)
 }
 
-// memberAdmissionConfig writes member i's kube-apiserver AdmissionConfiguration:
+// memberAdmissionConfig writes member m's kube-apiserver AdmissionConfiguration:
 // its MutatingAdmissionWebhook plugin presents the lab's restore-webhook client
 // certificate to the member's restore webhook (the kubeconfig user is keyed by
 // the webhook URL's host:port), which accepts no other caller on /mutate.
 // Returns the configuration's path.
-func (l *Lab) memberAdmissionConfig(i int) (string, error) {
+func (l *Lab) memberAdmissionConfig(m config.Member) (string, error) {
 	dir := l.Cfg.KwokDir()
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", err
 	}
-	name := config.MemberName(i)
+	name := m.Name()
 	crt, key := l.pki(pki.RestoreWebhookClient)
 	kubeconfig := filepath.Join(dir, name+"-admission-webhooks.kubeconfig")
 	if err := os.WriteFile(kubeconfig, []byte(fmt.Sprintf(`apiVersion: v1
@@ -137,7 +137,7 @@ users:
     user:
       client-certificate: %s
       client-key: %s
-`, hostPort(l.Cfg.Ports.RestoreWebhookFor(i)), crt, key)), 0o600); err != nil {
+`, hostPort(l.Cfg.Ports.RestoreWebhookFor(m)), crt, key)), 0o600); err != nil {
 		return "", err
 	}
 	path := filepath.Join(dir, name+"-admission.yaml")
@@ -226,12 +226,12 @@ func (l *Lab) kubeVersion() string {
 	return "v1.35.8"
 }
 
-// createMember creates member i with kwokctl, waits until its API server is
+// createMember creates member m with kwokctl, waits until its API server is
 // ready (kwokctl does not wait by default), creates its fake nodes and adds its
 // context to members.config.
-func (l *Lab) createMember(ctx context.Context, i int) error {
-	name := config.MemberName(i)
-	cfgFile, err := l.memberConfig(i)
+func (l *Lab) createMember(ctx context.Context, m config.Member) error {
+	name := m.Name()
+	cfgFile, err := l.memberConfig(m)
 	if err != nil {
 		return err
 	}
@@ -466,8 +466,8 @@ func (l *Lab) crashMember(name string, pids map[string]int) error {
 	if left := ensureMemberStopped(pids, 10*time.Second); len(left) > 0 {
 		errs = append(errs, fmt.Errorf("%s of %s survived SIGKILL", strings.Join(left, ", "), name))
 	}
-	if i, err := memberIndex(name); err == nil {
-		lo, hi := l.Cfg.Ports.FlinkRESTRange(i)
+	if m, ok := config.AnyMember(name); ok {
+		lo, hi := l.Cfg.Ports.FlinkRESTRange(m)
 		errs = append(errs, waitPortsClosed(lo, hi, 15*time.Second))
 	}
 	return errors.Join(errs...)
