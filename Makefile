@@ -93,7 +93,7 @@ kind-images: lab-cli ## Build the kind lab's images on this machine, no registry
 	@eval "$$($(LAB) docker env)" && lab/kind/images/build-node-image.sh
 
 .PHONY: verify-kind-lab
-# Static checks of the kind lab (no Docker needed): shellcheck, kind configs through kind's code, karmadactl init config, manifests against their schemas, pinned images, fast failure without Docker.
+# Static checks of the kind lab (no Docker needed): kind configs through kind's code, karmadactl init config, manifests against their schemas, pinned images, fast failure without Docker.
 verify-kind-lab:
 	@hack/verify-kind-lab.sh
 
@@ -230,12 +230,12 @@ test-go:
 	FAILOVER_LAB_REQUIRE_TREE=1 KARMADA_TREE=$(SERIES_DIR) go test $(GO_TEST_FLAGS) ./...
 
 .PHONY: lint
-lint: ## gofmt, go vet (and GOOS=darwin go vet of the process handling) and bash -n on this repository's code.
+lint: ## gofmt, go vet (and GOOS=darwin go vet of the process handling) and shellcheck on this repository's code.
 	@test -z "$$(gofmt -l $$(git ls-files -co --exclude-standard '*.go'))" || { gofmt -l $$(git ls-files -co --exclude-standard '*.go'); echo "gofmt: files above need formatting"; exit 1; }
 	go vet ./...
 	go vet -tags e2e ./e2e/...
 	GOOS=darwin go vet ./lab/internal/... ./lab/cmd/lab-pod
-	@for f in $$(git ls-files -co --exclude-standard '*.sh') .ci/run; do bash -n "$$f" || exit 1; done
+	@hack/shellcheck.sh
 	@echo "lint: ok"
 
 ##@ Housekeeping

@@ -1,7 +1,6 @@
 #!/usr/bin/env bash
 # Static checks of the kind lab (LAB_PROVIDER=kind), runnable without Docker:
-#   1. shellcheck of every shell script of the project;
-#   2. go test ./lab/kind with LAB_KIND_VERIFY=1 (skips become failures):
+#   1. go test ./lab/kind with LAB_KIND_VERIFY=1 (skips become failures):
 #      - each kind configuration is loaded, defaulted and validated by kind's own
 #        cluster-create code (sigs.k8s.io/kind, pinned by go.mod) up to the first
 #        provisioning call, which a docker stand-in refuses;
@@ -12,17 +11,12 @@
 #        through Karmada's validation, custom resources are validated against the
 #        CRDs of the pinned cert-manager, Kyverno and Flink operator versions;
 #      - images and charts are pinned; the preflight fails fast without Docker;
-#   3. `LAB_PROVIDER=kind LAB_DOCKER=system make lab-up` against a docker CLI without
+#   2. `LAB_PROVIDER=kind LAB_DOCKER=system make lab-up` against a docker CLI without
 #      an engine fails within seconds, naming Docker.
 # Helm chart values are not rendered: the charts (cert-manager, the Flink operator,
 # Kyverno) come from their repositories at lab-up time.
 # shellcheck source=hack/lib/init.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib/init.sh"
-
-command -v shellcheck >/dev/null || die "shellcheck is missing (hack/install-prereqs.sh installs it; Debian/Ubuntu: apt-get install shellcheck)"
-mapfile -t scripts < <(cd "${ROOT}" && { git ls-files '*.sh' .ci/run lab/kind/testdata/shim/docker; ls lab/kind/*.sh hack/*.sh hack/lib/*.sh; } | sort -u)
-(cd "${ROOT}" && shellcheck -x "${scripts[@]}") || die "shellcheck found problems"
-log::ok "shellcheck: ${#scripts[@]} scripts"
 
 "${ROOT}/hack/series-tree.sh" >/dev/null
 (cd "${ROOT}" && LAB_KIND_VERIFY=1 go test -count=1 ./lab/kind/) || die "kind lab checks failed"
