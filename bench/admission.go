@@ -10,6 +10,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/karmada-failover/lab/apis/flink"
 	workv1alpha2 "github.com/karmada-failover/lab/apis/work/v1alpha2"
 
 	corev1 "k8s.io/api/core/v1"
@@ -103,7 +104,7 @@ func admission(w io.Writer, o admissionOptions, command string) error {
 	if err != nil {
 		return err
 	}
-	fds := dyn.Resource(framework.FlinkDeploymentGVR).Namespace(ns)
+	fds := dyn.Resource(flink.GVR).Namespace(ns)
 	objects := map[string]*unstructured.Unstructured{"marked": admissionObject(ns, true), "unmarked": admissionObject(ns, false)}
 
 	before := p.Restore()

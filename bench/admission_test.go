@@ -1,12 +1,13 @@
 package main
 
 import (
-	dto "github.com/prometheus/client_model/go"
 	"os"
 	"os/exec"
 	"slices"
 	"strings"
 	"testing"
+
+	dto "github.com/prometheus/client_model/go"
 )
 
 func TestPercentile(t *testing.T) {

@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/dynamic"
 
+	"github.com/karmada-failover/lab/apis/flink"
 	workv1alpha2 "github.com/karmada-failover/lab/apis/work/v1alpha2"
 	"github.com/karmada-failover/lab/e2e/framework"
 	labapi "github.com/karmada-failover/lab/lab"
@@ -57,7 +58,7 @@ func BadCarriedStateSpec(ctx context.Context, inputGetter func() BadCarriedState
 		rc.Impersonate.UserName = "system:serviceaccount:karmada-cluster:karmada-" + input.Cluster
 		dyn, err := dynamic.NewForConfig(rc)
 		Expect(err).NotTo(HaveOccurred())
-		fds := dyn.Resource(framework.FlinkDeploymentGVR).Namespace(e.ns)
+		fds := dyn.Resource(flink.GVR).Namespace(e.ns)
 		carried := func(name, checkpointDir, jobID string) *unstructured.Unstructured {
 			fd := framework.NewFlinkDeployment(e.ns, name, checkpointDir)
 			fd.SetLabels(map[string]string{workv1alpha2.FailoverReasonLabel: "ClusterFailure", jobIDLabel: jobID})

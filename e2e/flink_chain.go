@@ -18,6 +18,7 @@ import (
 
 	policyv1alpha1 "github.com/karmada-io/karmada/pkg/apis/policy/v1alpha1"
 
+	"github.com/karmada-failover/lab/apis/flink"
 	"github.com/karmada-failover/lab/e2e/framework"
 )
 
@@ -85,7 +86,7 @@ func FlinkChainSpec(ctx context.Context, inputGetter func() FlinkChainSpecInput)
 		var onB framework.FlinkJobStatus
 		e.eventually(ctx, "wait-flink-failover", func(g Gomega, ctx context.Context) {
 			g.Expect(e.flinkPlacement(g, ctx, name)).To(Equal(b))
-			fd, err := input.Lab.Member(b).Dynamic().Resource(framework.FlinkDeploymentGVR).Namespace(e.ns).Get(ctx, name, metav1.GetOptions{})
+			fd, err := input.Lab.Member(b).Dynamic().Resource(flink.GVR).Namespace(e.ns).Get(ctx, name, metav1.GetOptions{})
 			g.Expect(err).NotTo(HaveOccurred())
 			onB = input.Lab.ReadFlinkStatus(b, fd)
 			g.Expect(onB.State).NotTo(BeEmpty(), "the runner on %s reports the job", b)
@@ -100,7 +101,7 @@ func FlinkChainSpec(ctx context.Context, inputGetter func() FlinkChainSpecInput)
 		e.eventually(ctx, "wait-flink-failover", func(g Gomega, ctx context.Context) {
 			g.Expect(e.flinkPlacement(g, ctx, name)).To(Equal(c))
 			var err error
-			fd, err = input.Lab.Member(c).Dynamic().Resource(framework.FlinkDeploymentGVR).Namespace(e.ns).Get(ctx, name, metav1.GetOptions{})
+			fd, err = input.Lab.Member(c).Dynamic().Resource(flink.GVR).Namespace(e.ns).Get(ctx, name, metav1.GetOptions{})
 			g.Expect(err).NotTo(HaveOccurred())
 			onC = input.Lab.ReadFlinkStatus(c, fd)
 			g.Expect(onC.State).To(Equal("RUNNING"))

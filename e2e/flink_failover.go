@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/karmada-failover/lab/apis/flink"
 	workv1alpha2 "github.com/karmada-failover/lab/apis/work/v1alpha2"
 	"github.com/karmada-failover/lab/e2e/framework"
 	labapi "github.com/karmada-failover/lab/lab"
@@ -127,7 +128,7 @@ func FlinkFailoverSpec(ctx context.Context, inputGetter func() FlinkFailoverSpec
 			// compare the two completion times.
 			Expect(unstructured.SetNestedField(template.Object, "100", "spec", "flinkConfiguration", "state.checkpoints.num-retained")).To(Succeed())
 		}
-		fds := k.Dynamic().Resource(framework.FlinkDeploymentGVR).Namespace(e.ns)
+		fds := k.Dynamic().Resource(flink.GVR).Namespace(e.ns)
 		e.createFlink(ctx, template, input.Candidates, directlyFailover())
 
 		source, old := e.waitFlinkCheckpointed(ctx, name, 3)
@@ -144,7 +145,7 @@ func FlinkFailoverSpec(ctx context.Context, inputGetter func() FlinkFailoverSpec
 				cp, err := old.REST.Checkpoints(ctx)
 				g.Expect(err).NotTo(HaveOccurred())
 				g.Expect(cp.LatestCompletedN).To(BeNumerically(">=", stale.LatestCompletedN+2), "two checkpoints newer than the template's")
-				fd, err := input.Lab.Member(source).Dynamic().Resource(framework.FlinkDeploymentGVR).Namespace(e.ns).Get(ctx, name, metav1.GetOptions{})
+				fd, err := input.Lab.Member(source).Dynamic().Resource(flink.GVR).Namespace(e.ns).Get(ctx, name, metav1.GetOptions{})
 				g.Expect(err).NotTo(HaveOccurred())
 				path, _, _ := unstructured.NestedString(fd.Object, "spec", "job", "initialSavepointPath")
 				g.Expect(path).To(Equal(stale.LatestCompleted), "Karmada applied the template change to %s", source)
@@ -381,7 +382,7 @@ func restartDestinationRunner(ctx context.Context, e *specEnv, l *framework.Lab,
 	Expect(l.Provider.StarveFlink(ctx, dest, false)).To(Succeed())
 	e.timeline.Mark("runner restarted on " + dest)
 
-	fds := l.Member(dest).Dynamic().Resource(framework.FlinkDeploymentGVR).Namespace(e.ns)
+	fds := l.Member(dest).Dynamic().Resource(flink.GVR).Namespace(e.ns)
 	var after framework.FlinkJobStatus
 	var resumed framework.Checkpoints
 	e.eventually(ctx, "wait-flink-running", func(g Gomega, ctx context.Context) {
@@ -409,7 +410,7 @@ func restartDestinationRunner(ctx context.Context, e *specEnv, l *framework.Lab,
 // the failover is complete and the new job has progressed, and checks that the
 // one Karmada re-creates resumes from the new job's latest checkpoint.
 func recreateAfterFailover(ctx context.Context, e *specEnv, l *framework.Lab, name, dest, checkpointDir, oldJobID string, newREST framework.FlinkREST) {
-	fds := l.Member(dest).Dynamic().Resource(framework.FlinkDeploymentGVR).Namespace(e.ns)
+	fds := l.Member(dest).Dynamic().Resource(flink.GVR).Namespace(e.ns)
 	By("the failover completes: Karmada removes the job id from " + dest + " and keeps the marker")
 	e.eventually(ctx, "wait-cleanup", func(g Gomega, ctx context.Context) {
 		fd, err := fds.Get(ctx, name, metav1.GetOptions{})

@@ -16,6 +16,7 @@ import (
 
 	policyv1alpha1 "github.com/karmada-io/karmada/pkg/apis/policy/v1alpha1"
 
+	"github.com/karmada-failover/lab/apis/flink"
 	"github.com/karmada-failover/lab/e2e/framework"
 	labapi "github.com/karmada-failover/lab/lab"
 )
@@ -78,7 +79,7 @@ func FlinkFlapSpec(ctx context.Context, inputGetter func() FlinkFlapSpecInput) {
 		holders := func(ctx context.Context) []string {
 			var on []string
 			for _, m := range input.Candidates {
-				_, err := input.Lab.Member(m).Dynamic().Resource(framework.FlinkDeploymentGVR).Namespace(e.ns).Get(ctx, name, metav1.GetOptions{})
+				_, err := input.Lab.Member(m).Dynamic().Resource(flink.GVR).Namespace(e.ns).Get(ctx, name, metav1.GetOptions{})
 				if err == nil {
 					on = append(on, m)
 				} else if !apierrors.IsNotFound(err) {
@@ -107,7 +108,7 @@ func FlinkFlapSpec(ctx context.Context, inputGetter func() FlinkFlapSpecInput) {
 			on := holders(ctx)
 			g.Expect(on).To(HaveLen(1))
 			where = on[0]
-			fd, err := input.Lab.Member(where).Dynamic().Resource(framework.FlinkDeploymentGVR).Namespace(e.ns).Get(ctx, name, metav1.GetOptions{})
+			fd, err := input.Lab.Member(where).Dynamic().Resource(flink.GVR).Namespace(e.ns).Get(ctx, name, metav1.GetOptions{})
 			g.Expect(err).NotTo(HaveOccurred())
 			st := input.Lab.ReadFlinkStatus(where, fd)
 			g.Expect(st.State).To(Equal("RUNNING"))

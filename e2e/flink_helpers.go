@@ -52,7 +52,7 @@ func (e *specEnv) flinkTemplate(name string) (*unstructured.Unstructured, string
 // and failover as given.
 func (e *specEnv) createFlink(ctx context.Context, template *unstructured.Unstructured, candidates []string, failover *policyv1alpha1.FailoverBehavior) {
 	k := e.lab.Karmada
-	_, err := k.Dynamic().Resource(framework.FlinkDeploymentGVR).Namespace(e.ns).Create(ctx, template, metav1.CreateOptions{})
+	_, err := k.Dynamic().Resource(flink.GVR).Namespace(e.ns).Create(ctx, template, metav1.CreateOptions{})
 	Expect(err).NotTo(HaveOccurred())
 	name := template.GetName()
 	pp := &policyv1alpha1.PropagationPolicy{
@@ -91,7 +91,7 @@ func (e *specEnv) waitFlinkCheckpointed(ctx context.Context, name string, checkp
 	var st framework.FlinkJobStatus
 	e.eventually(ctx, "wait-flink-running", func(g Gomega, ctx context.Context) {
 		source = e.flinkPlacement(g, ctx, name)
-		fd, err := e.lab.Member(source).Dynamic().Resource(framework.FlinkDeploymentGVR).Namespace(e.ns).Get(ctx, name, metav1.GetOptions{})
+		fd, err := e.lab.Member(source).Dynamic().Resource(flink.GVR).Namespace(e.ns).Get(ctx, name, metav1.GetOptions{})
 		g.Expect(err).NotTo(HaveOccurred())
 		st = e.lab.ReadFlinkStatus(source, fd)
 		g.Expect(st.State).To(Equal("RUNNING"))
@@ -130,7 +130,7 @@ func (e *specEnv) flinkInMember(ctx context.Context, m *framework.ClusterProxy) 
 		_, err := m.Kube().CoreV1().Namespaces().Get(ctx, e.ns, metav1.GetOptions{})
 		return err
 	}).Should(Succeed())
-	return m.Dynamic().Resource(framework.FlinkDeploymentGVR).Namespace(e.ns)
+	return m.Dynamic().Resource(flink.GVR).Namespace(e.ns)
 }
 
 // createFlinkInMember creates fd in fds (kubectl's strict field validation), to
@@ -155,7 +155,7 @@ func (e *specEnv) followFlinkFailover(ctx context.Context, name, source string) 
 		Lab: e.lab, Namespace: e.ns, Name: name, Kind: "FlinkDeployment", Source: source, Timeline: e.timeline,
 		Timeout: e.cfg.Timeout(e.name, "wait-flink-failover"), Polling: e.cfg.Polling(e.name, "wait-flink-failover"),
 		Arrived: func(ctx context.Context, dest string) error {
-			fd, err := e.lab.Member(dest).Dynamic().Resource(framework.FlinkDeploymentGVR).Namespace(e.ns).Get(ctx, name, metav1.GetOptions{})
+			fd, err := e.lab.Member(dest).Dynamic().Resource(flink.GVR).Namespace(e.ns).Get(ctx, name, metav1.GetOptions{})
 			if err != nil {
 				return err
 			}

@@ -18,6 +18,7 @@ import (
 
 	policyv1alpha1 "github.com/karmada-io/karmada/pkg/apis/policy/v1alpha1"
 
+	"github.com/karmada-failover/lab/apis/flink"
 	workv1alpha2 "github.com/karmada-failover/lab/apis/work/v1alpha2"
 	"github.com/karmada-failover/lab/e2e/framework"
 )
@@ -84,7 +85,7 @@ func FlinkNoStateSpec(ctx context.Context, inputGetter func() FlinkNoStateSpecIn
 			g.Expect(healthy).To(BeTrue(), "FlinkDeployment healthy on %s", source)
 		}).Should(Succeed())
 		e.timeline.Mark("job RUNNING on " + source)
-		srcFD, err := input.Lab.Member(source).Dynamic().Resource(framework.FlinkDeploymentGVR).Namespace(e.ns).Get(ctx, name, metav1.GetOptions{})
+		srcFD, err := input.Lab.Member(source).Dynamic().Resource(flink.GVR).Namespace(e.ns).Get(ctx, name, metav1.GetOptions{})
 		Expect(err).NotTo(HaveOccurred())
 		old := input.Lab.ReadFlinkStatus(source, srcFD)
 		By("waiting for the job on " + source + " to commit output (the sink's part files)")
@@ -123,7 +124,7 @@ func FlinkNoStateSpec(ctx context.Context, inputGetter func() FlinkNoStateSpecIn
 		var fd *unstructured.Unstructured
 		e.eventually(ctx, "wait-flink-failover", func(g Gomega, ctx context.Context) {
 			var err error
-			fd, err = input.Lab.Member(dest).Dynamic().Resource(framework.FlinkDeploymentGVR).Namespace(e.ns).Get(ctx, name, metav1.GetOptions{})
+			fd, err = input.Lab.Member(dest).Dynamic().Resource(flink.GVR).Namespace(e.ns).Get(ctx, name, metav1.GetOptions{})
 			g.Expect(err).NotTo(HaveOccurred())
 			g.Expect(framework.ReadFlinkStatus(fd).State).To(Equal("RUNNING"))
 		}).Should(Succeed())

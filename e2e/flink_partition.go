@@ -18,6 +18,7 @@ import (
 
 	policyv1alpha1 "github.com/karmada-io/karmada/pkg/apis/policy/v1alpha1"
 
+	"github.com/karmada-failover/lab/apis/flink"
 	workv1alpha2 "github.com/karmada-failover/lab/apis/work/v1alpha2"
 	"github.com/karmada-failover/lab/e2e/framework"
 	labapi "github.com/karmada-failover/lab/lab"
@@ -172,7 +173,7 @@ func FlinkPartitionSpec(ctx context.Context, inputGetter func() FlinkPartitionSp
 				}).Should(Succeed())
 			}
 			e.consistently(ctx, func(g Gomega, ctx context.Context) {
-				_, err := input.Lab.Member(dest).Dynamic().Resource(framework.FlinkDeploymentGVR).Namespace(e.ns).Get(ctx, name, metav1.GetOptions{})
+				_, err := input.Lab.Member(dest).Dynamic().Resource(flink.GVR).Namespace(e.ns).Get(ctx, name, metav1.GetOptions{})
 				g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "a FlinkDeployment on %s while the old job may still run on %s (err %v)", dest, source, err)
 			}).Should(Succeed())
 			if !crash {
@@ -201,9 +202,9 @@ func FlinkPartitionSpec(ctx context.Context, inputGetter func() FlinkPartitionSp
 		var now framework.FlinkJobStatus
 		var restoredPath string
 		e.eventually(ctx, "wait-flink-failover", func(g Gomega, ctx context.Context) {
-			_, err := input.Lab.Member(source).Dynamic().Resource(framework.FlinkDeploymentGVR).Namespace(e.ns).Get(ctx, name, metav1.GetOptions{})
+			_, err := input.Lab.Member(source).Dynamic().Resource(flink.GVR).Namespace(e.ns).Get(ctx, name, metav1.GetOptions{})
 			g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "the old FlinkDeployment is removed from %s", source)
-			fd, err := input.Lab.Member(dest).Dynamic().Resource(framework.FlinkDeploymentGVR).Namespace(e.ns).Get(ctx, name, metav1.GetOptions{})
+			fd, err := input.Lab.Member(dest).Dynamic().Resource(flink.GVR).Namespace(e.ns).Get(ctx, name, metav1.GetOptions{})
 			g.Expect(err).NotTo(HaveOccurred())
 			restoredPath = fd.GetAnnotations()["restore.lab.karmada.io/checkpoint"]
 			now = input.Lab.ReadFlinkStatus(dest, fd)
@@ -256,7 +257,7 @@ func gracefullyTwoWriters(ctx context.Context, e *specEnv, l *framework.Lab, nam
 	By("purge mode Gracefully: the job starts on " + dest + " while the one on " + source + " still runs")
 	var second framework.FlinkJobStatus
 	e.eventually(ctx, "wait-flink-failover", func(g Gomega, ctx context.Context) {
-		fd, err := l.Member(dest).Dynamic().Resource(framework.FlinkDeploymentGVR).Namespace(e.ns).Get(ctx, name, metav1.GetOptions{})
+		fd, err := l.Member(dest).Dynamic().Resource(flink.GVR).Namespace(e.ns).Get(ctx, name, metav1.GetOptions{})
 		g.Expect(err).NotTo(HaveOccurred())
 		second = l.ReadFlinkStatus(dest, fd)
 		g.Expect(second.State).To(Equal("RUNNING"))
@@ -269,7 +270,7 @@ func gracefullyTwoWriters(ctx context.Context, e *specEnv, l *framework.Lab, nam
 	e.timeline.Mark("two jobs RUNNING: " + source + " and " + dest)
 
 	By("Karmada withheld the old job's state from " + dest + ": the marker without the jobId, and a Warning on the binding")
-	fd, err := l.Member(dest).Dynamic().Resource(framework.FlinkDeploymentGVR).Namespace(e.ns).Get(ctx, name, metav1.GetOptions{})
+	fd, err := l.Member(dest).Dynamic().Resource(flink.GVR).Namespace(e.ns).Get(ctx, name, metav1.GetOptions{})
 	Expect(err).NotTo(HaveOccurred())
 	Expect(fd.GetLabels()).To(HaveKeyWithValue(workv1alpha2.FailoverReasonLabel, "ClusterFailure"), "the failover marker on %s", dest)
 	Expect(fd.GetLabels()).NotTo(HaveKey(jobIDLabel), "no jobId while the old job may still run")

@@ -13,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/karmada-failover/lab/apis/flink"
 	"github.com/karmada-failover/lab/e2e/framework"
 	labapi "github.com/karmada-failover/lab/lab"
 	"github.com/karmada-failover/lab/lab/flinkrunner"
@@ -66,7 +67,7 @@ func FlinkRunnerRestartSpec(ctx context.Context, inputGetter func() FlinkMemberS
 		unstructured.RemoveNestedField(misspelt.Object, "spec", "job", "upgradeMode")
 		Expect(unstructured.SetNestedField(misspelt.Object, "last-state", "spec", "job", "upgradeMod")).To(Succeed())
 		for _, p := range []*framework.ClusterProxy{input.Lab.Karmada, m} {
-			_, err := p.Dynamic().Resource(framework.FlinkDeploymentGVR).Namespace(e.ns).Create(ctx, misspelt, metav1.CreateOptions{FieldValidation: metav1.FieldValidationStrict})
+			_, err := p.Dynamic().Resource(flink.GVR).Namespace(e.ns).Create(ctx, misspelt, metav1.CreateOptions{FieldValidation: metav1.FieldValidationStrict})
 			Expect(err).To(MatchError(ContainSubstring(`unknown field "spec.job.upgradeMod"`)), "the API server of %s", p.Name)
 		}
 

@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/karmada-failover/lab/apis/flink"
 	workv1alpha2 "github.com/karmada-failover/lab/apis/work/v1alpha2"
 
 	"github.com/karmada-failover/lab/e2e/framework"
@@ -77,7 +78,7 @@ func FlinkStuckDeletionSpec(ctx context.Context, inputGetter func() FlinkStuckDe
 		e.timeline.Mark("failure injected on " + source)
 
 		By("Karmada deletes the FlinkDeployment on " + source + "; the savepoint on deletion cannot be taken (FLINK-40388)")
-		srcFDs := input.Lab.Member(source).Dynamic().Resource(framework.FlinkDeploymentGVR).Namespace(e.ns)
+		srcFDs := input.Lab.Member(source).Dynamic().Resource(flink.GVR).Namespace(e.ns)
 		var deleting time.Time
 		e.eventually(ctx, "wait-flink-failover", func(g Gomega, ctx context.Context) {
 			fd, err := srcFDs.Get(ctx, name, metav1.GetOptions{})
@@ -107,7 +108,7 @@ func FlinkStuckDeletionSpec(ctx context.Context, inputGetter func() FlinkStuckDe
 			if m == source {
 				continue
 			}
-			_, err := input.Lab.Member(m).Dynamic().Resource(framework.FlinkDeploymentGVR).Namespace(e.ns).Get(ctx, name, metav1.GetOptions{})
+			_, err := input.Lab.Member(m).Dynamic().Resource(flink.GVR).Namespace(e.ns).Get(ctx, name, metav1.GetOptions{})
 			Expect(apierrors.IsNotFound(err)).To(BeTrue(), "no FlinkDeployment on %s while the old one is being deleted (err %v)", m, err)
 		}
 		evs, err := input.Lab.Member(source).Kube().CoreV1().Events(e.ns).List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=" + name})

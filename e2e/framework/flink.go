@@ -16,13 +16,6 @@ import (
 	"github.com/karmada-failover/lab/lab/flinkrunner"
 )
 
-// FlinkDeploymentGVR is flink.apache.org/v1beta1 flinkdeployments.
-var FlinkDeploymentGVR = flink.GVR
-
-// FlinkRESTURLKey is where the lab's FlinkDeployment runner reports the Flink
-// REST address of a job in status.clusterInfo.
-const FlinkRESTURLKey = flinkrunner.ClusterInfoRestURL
-
 // NewFlinkDeployment is the lab's checkpointed sequence job as a
 // FlinkDeployment: checkpoints every 2 s to checkpointDir, last-state upgrades.
 func NewFlinkDeployment(namespace, name, checkpointDir string) *unstructured.Unstructured {
@@ -63,7 +56,7 @@ func ReadFlinkStatus(u *unstructured.Unstructured) FlinkJobStatus {
 	s.JobID, _, _ = unstructured.NestedString(u.Object, flink.JobIDPath...)
 	s.State, _, _ = unstructured.NestedString(u.Object, flink.JobStatePath...)
 	s.Lifecycle, _, _ = unstructured.NestedString(u.Object, flink.LifecycleStatePath...)
-	s.RESTURL, _, _ = unstructured.NestedString(u.Object, append(flink.ClusterInfoPath, FlinkRESTURLKey)...)
+	s.RESTURL, _, _ = unstructured.NestedString(u.Object, append(flink.ClusterInfoPath, flinkrunner.ClusterInfoRestURL)...)
 	return s
 }
 

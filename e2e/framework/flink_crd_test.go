@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
 
+	"github.com/karmada-failover/lab/apis/flink"
 	"github.com/karmada-failover/lab/lab/config"
 	"github.com/karmada-failover/lab/lab/kind"
 )
@@ -27,7 +28,7 @@ func TestFlinkDeploymentFitsTheOperatorsCRD(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	v, err := kind.NewCRDValidator(crd, FlinkDeploymentGVR.Version)
+	v, err := kind.NewCRDValidator(crd, flink.GVR.Version)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,6 +6,7 @@ import (
 	"net/http/httptest"
 	"testing"
 
+	"github.com/karmada-failover/lab/lab/flinkrunner"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/rest"
 )
@@ -40,7 +41,7 @@ func TestFlinkRESTThroughTheAPIServersServiceProxy(t *testing.T) {
 	}
 
 	// The hermetic lab's runner reports a direct address: that one is used.
-	_ = unstructured.SetNestedField(fd.Object, "http://127.0.0.1:24700", "status", "clusterInfo", FlinkRESTURLKey)
+	_ = unstructured.SetNestedField(fd.Object, "http://127.0.0.1:24700", "status", "clusterInfo", flinkrunner.ClusterInfoRestURL)
 	if st := l.ReadFlinkStatus("member1", fd); st.REST.URL != "http://127.0.0.1:24700" || st.REST.Client != nil {
 		t.Errorf("runner address: %+v", st.REST)
 	}

@@ -104,7 +104,7 @@ func hasFinalizer(u *unstructured.Unstructured) bool {
 // setFinalizer adds (add=true) or removes the operator's finalizer, retrying
 // on conflicts. An object already gone is not an error.
 func (r *Runner) setFinalizer(ctx context.Context, ns, name string, add bool) error {
-	res := r.client.Resource(GVR).Namespace(ns)
+	res := r.client.Resource(flink.GVR).Namespace(ns)
 	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		obj, err := res.Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
@@ -201,7 +201,7 @@ func (r *Runner) cleanup(ctx context.Context, key string, u *unstructured.Unstru
 			return
 		case <-time.After(10 * time.Second):
 		}
-		cur, getErr := r.client.Resource(GVR).Namespace(ns).Get(ctx, name, metav1.GetOptions{})
+		cur, getErr := r.client.Resource(flink.GVR).Namespace(ns).Get(ctx, name, metav1.GetOptions{})
 		if apierrors.IsNotFound(getErr) || (getErr == nil && (cur.GetUID() != u.GetUID() || !hasFinalizer(cur))) {
 			// Someone removed the finalizer: the object is gone (or going), and
 			// with it its job; a new object of the same name keeps its own.

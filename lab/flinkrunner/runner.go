@@ -225,7 +225,7 @@ func New(cfg *rest.Config, opts Options) (*Runner, error) {
 // newFlinkDeployment is an empty FlinkDeployment for the manager's cache and client.
 func newFlinkDeployment() *unstructured.Unstructured {
 	u := &unstructured.Unstructured{}
-	u.SetGroupVersionKind(GVR.GroupVersion().WithKind(flink.Kind))
+	u.SetGroupVersionKind(flink.GVR.GroupVersion().WithKind(flink.Kind))
 	return u
 }
 
@@ -542,7 +542,7 @@ func (r *Runner) writeStatus(ctx context.Context, ns, name string, st Status) er
 	if ok && cmp == prev {
 		return nil
 	}
-	res := r.client.Resource(GVR).Namespace(ns)
+	res := r.client.Resource(flink.GVR).Namespace(ns)
 	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		obj, err := res.Get(ctx, name, metav1.GetOptions{})
 		if err != nil {

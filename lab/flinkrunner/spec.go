@@ -21,9 +21,6 @@ import (
 	"github.com/karmada-failover/lab/apis/flink"
 )
 
-// GVR is the FlinkDeployment resource served by flink-kubernetes-operator's CRD.
-var GVR = flink.GVR
-
 const (
 	// DefaultMainClass runs the lab job in a MiniCluster (lab/flink).
 	DefaultMainClass = "io.karmadafailover.lab.flink.LocalRunner"

@@ -33,9 +33,6 @@ import (
 //go:embed manifests/*.yaml
 var Manifests embed.FS
 
-// CheckpointBucket is the bucket of Flink checkpoints, as in the hermetic lab.
-const CheckpointBucket = lab.CheckpointBucket
-
 // S3Credentials are the lab's MinIO root credentials, made once per lab folder.
 type S3Credentials = lab.S3Credentials
 
@@ -67,7 +64,7 @@ func (l *Lab) s3Credentials() (*S3Credentials, error) {
 	if _, err := rand.Read(secret); err != nil {
 		return nil, err
 	}
-	c := &S3Credentials{AccessKey: "failover-lab", SecretKey: hex.EncodeToString(secret), Bucket: CheckpointBucket}
+	c := &S3Credentials{AccessKey: "failover-lab", SecretKey: hex.EncodeToString(secret), Bucket: lab.CheckpointBucket}
 	if err := os.MkdirAll(l.Cfg.Dir, 0o755); err != nil {
 		return nil, err
 	}
@@ -118,7 +115,7 @@ func (l *Lab) SeaweedFSImage() string { return "failover-lab/seaweedfs:" + l.Ima
 // SeaweedFSData is the data manifests/seaweedfs.yaml is rendered with.
 func SeaweedFSData(image string, creds *S3Credentials) map[string]any {
 	return map[string]any{"Image": image, "NodePort": MinIONodePort, "HostPort": S3Port,
-		"AccessKey": creds.AccessKey, "SecretKey": creds.SecretKey, "Bucket": CheckpointBucket}
+		"AccessKey": creds.AccessKey, "SecretKey": creds.SecretKey, "Bucket": lab.CheckpointBucket}
 }
 
 // installCheckpointStore runs the S3 store on the host cluster: MinIO's image
@@ -180,8 +177,8 @@ func createBucket(ctx context.Context, endpoint string, creds *S3Credentials) er
 		UsePathStyle: true,
 		Credentials:  credentials.NewStaticCredentialsProvider(creds.AccessKey, creds.SecretKey, ""),
 	})
-	return poll.Until(ctx, 2*time.Minute, 3*time.Second, "bucket "+CheckpointBucket+" at "+endpoint, func(ctx context.Context) (bool, error) {
-		_, err := client.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String(CheckpointBucket)})
+	return poll.Until(ctx, 2*time.Minute, 3*time.Second, "bucket "+lab.CheckpointBucket+" at "+endpoint, func(ctx context.Context) (bool, error) {
+		_, err := client.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String(lab.CheckpointBucket)})
 		var owned *s3types.BucketAlreadyOwnedByYou
 		return err == nil || errors.As(err, &owned), err
 	})

@@ -182,7 +182,7 @@ func (l *Lab) Plan(_ context.Context, out io.Writer) (*lab.Plan, error) {
 		}},
 	}
 	if l.Cfg.Bins.SeaweedFS != "" {
-		list = append(list, steps.Step{Name: "Starting SeaweedFS (S3 for checkpoints, bucket " + CheckpointBucket + ")", Run: l.setUpAndStartS3})
+		list = append(list, steps.Step{Name: "Starting SeaweedFS (S3 for checkpoints, bucket " + lab.CheckpointBucket + ")", Run: l.setUpAndStartS3})
 	}
 	for _, m := range l.Cfg.MemberList() {
 		list = append(list, steps.Step{

@@ -18,9 +18,6 @@ import (
 // serving S3 on 127.0.0.1. Checkpoints live here, outside every member
 // cluster, as they would in replicated object storage.
 
-// CheckpointBucket is the bucket the lab creates for Flink checkpoints.
-const CheckpointBucket = lab.CheckpointBucket
-
 // S3CredentialsFile is where the lab writes its S3 credentials.
 func (l *Lab) S3CredentialsFile() string { return filepath.Join(l.Cfg.S3Dir(), "credentials.json") }
 
@@ -65,7 +62,7 @@ func (l *Lab) s3Args() []string {
 		"-s3.port.iceberg=0", "-s3.port.lance=0", "-webdav=false",
 		"-master.telemetry=false", "-master.volumeSizeLimitMB=64", "-volume.max=8",
 		"-filer.localSocket=" + filepath.Join(data, "filer.sock"), "-s3.localSocket=" + filepath.Join(data, "s3.sock"),
-		"-s3.config=" + l.s3Identities(), "-bucket=" + CheckpointBucket,
+		"-s3.config=" + l.s3Identities(), "-bucket=" + lab.CheckpointBucket,
 	}
 }
 
@@ -82,7 +79,7 @@ func (l *Lab) setupS3() error {
 		return err
 	}
 	creds := lab.S3Credentials{
-		Endpoint: "http://" + hostPort(l.Cfg.Ports.S3()), Region: "us-east-1", Bucket: CheckpointBucket,
+		Endpoint: "http://" + hostPort(l.Cfg.Ports.S3()), Region: "us-east-1", Bucket: lab.CheckpointBucket,
 		AccessKey: "lab", SecretKey: hex.EncodeToString(secret),
 	}
 	if err := lab.WriteS3Credentials(l.S3CredentialsFile(), &creds); err != nil {
