@@ -65,16 +65,19 @@ func (e *specEnv) deployWithPolicy(ctx context.Context, name string, replicas in
 	Expect(err).NotTo(HaveOccurred())
 }
 
-// waitRoom waits until Karmada sees room for replicas of the workload on every
-// cluster: it divides a workload by the clusters' available replicas, and a cluster
-// still freeing an earlier spec's pods would get none.
+// waitRoom waits until Karmada's scheduler sees room for replicas of the workload
+// on every cluster, and enough on each that a division by dynamic weights gives
+// each of two clusters some (framework.DividesOver): a cluster still freeing an
+// earlier spec's pods would get none.
 func (e *specEnv) waitRoom(ctx context.Context, clusters []string, replicas int64) {
 	e.eventually(ctx, "wait-available", func(g Gomega, ctx context.Context) {
+		room := map[string]int64{}
 		for _, c := range clusters {
 			n, err := e.lab.ClusterRoom(ctx, c, framework.WorkloadRequests)
 			g.Expect(err).NotTo(HaveOccurred())
-			g.Expect(n).To(BeNumerically(">=", replicas), "room for %d replicas in %s, as Karmada sees it", replicas, c)
+			room[c] = n
 		}
+		g.Expect(framework.DividesOver(room, replicas)).To(Succeed(), "as Karmada's scheduler sees the clusters")
 	}).Should(Succeed())
 }
 

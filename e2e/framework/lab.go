@@ -10,6 +10,9 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	clusterv1alpha1 "github.com/karmada-io/karmada/pkg/apis/cluster/v1alpha1"
+	// The estimator takes upstream's type, not the patched one of apis/.
+	upstreamworkv1alpha2 "github.com/karmada-io/karmada/pkg/apis/work/v1alpha2"
+	estimatorclient "github.com/karmada-io/karmada/pkg/estimator/client"
 
 	"github.com/karmada-failover/lab/lab"
 )
@@ -119,44 +122,63 @@ func (l *Lab) ProviderName() string {
 	return string(l.Provider.Name())
 }
 
-// ClusterRoom is how many more replicas requesting requests Karmada sees room for in
-// cluster: from the Cluster's resource summary (allocatable less allocated and
-// allocating), as Karmada's general estimator reckons it for dynamic weights; the
-// scarcest resource decides.
+// ClusterRoom is how many more replicas requesting requests Karmada's scheduler
+// sees room for in cluster: its general estimator's answer, which dynamic weights
+// (DynamicWeightByAvailableReplicas) divide a workload by.
 func (l *Lab) ClusterRoom(ctx context.Context, cluster string, requests corev1.ResourceList) (int64, error) {
 	c, err := l.Karmada.Karmada().ClusterV1alpha1().Clusters().Get(ctx, cluster, metav1.GetOptions{})
 	if err != nil {
 		return 0, err
 	}
-	return ClusterRoomOf(c, requests)
+	return ClusterRoomOf(ctx, c, requests)
 }
 
-// ClusterRoomOf is ClusterRoom of a Cluster object.
-func ClusterRoomOf(c *clusterv1alpha1.Cluster, requests corev1.ResourceList) (int64, error) {
-	rs := c.Status.ResourceSummary
-	if rs == nil {
+// DividesOver says why a workload of replicas, divided by dynamic weights
+// (DynamicWeightByAvailableReplicas) over any two of the clusters whose room
+// (ClusterRoom) is given, could leave one of the two without a replica, or
+// could not move to a third: nil when every cluster has room for all replicas
+// and any two clusters' rooms are close enough that the smaller one's share,
+// replicas*small/(small+large), is at least one replica.
+func DividesOver(room map[string]int64, replicas int64) error {
+	names := make([]string, 0, len(room))
+	for c := range room {
+		names = append(names, c)
+	}
+	sort.Strings(names)
+	for i, a := range names {
+		if room[a] < replicas {
+			return fmt.Errorf("room for %d replicas in %s, not %d", room[a], a, replicas)
+		}
+		for _, b := range names[i+1:] {
+			small, large := min(room[a], room[b]), max(room[a], room[b])
+			if replicas*small < small+large {
+				return fmt.Errorf("%s and %s have room for %d and %d replicas: divided by it, %d replicas could all go to one", a, b, room[a], room[b], replicas)
+			}
+		}
+	}
+	return nil
+}
+
+// ClusterRoomOf is ClusterRoom of a Cluster object, computed by Karmada's general
+// estimator with Karmada's default feature gates, as karmada-scheduler runs it in
+// the lab: with CustomizedClusterResourceModeling (on by default) and the
+// Cluster's resource models, from the grades its nodes are counted in, which can
+// say no room where the resource summary's totals have some (a node with 950m of
+// CPU left is in the grade whose least CPU is 0); otherwise from the summary's
+// allocatable less allocated and allocating.
+func ClusterRoomOf(ctx context.Context, c *clusterv1alpha1.Cluster, requests corev1.ResourceList) (int64, error) {
+	if c.Status.ResourceSummary == nil {
 		return 0, fmt.Errorf("cluster %s has no resource summary yet", c.Name)
 	}
-	room := int64(-1)
-	for name, req := range requests {
-		if req.IsZero() {
-			continue
-		}
-		free := rs.Allocatable[name].DeepCopy()
-		used := rs.Allocated[name]
-		free.Sub(used)
-		pending := rs.Allocating[name]
-		free.Sub(pending)
-		n := free.MilliValue() / req.MilliValue()
-		if n < 0 {
-			n = 0
-		}
-		if room < 0 || n < room {
-			room = n
-		}
+	got, err := estimatorclient.NewGeneralEstimator().MaxAvailableReplicas(ctx, estimatorclient.ReplicaEstimationRequest{
+		Clusters:            []*clusterv1alpha1.Cluster{c},
+		ReplicaRequirements: &upstreamworkv1alpha2.ReplicaRequirements{ResourceRequest: requests},
+	})
+	if err != nil {
+		return 0, fmt.Errorf("estimating the room in cluster %s: %w", c.Name, err)
 	}
-	if room < 0 {
-		return 0, fmt.Errorf("no requests to fit into cluster %s", c.Name)
+	if len(got) != 1 {
+		return 0, fmt.Errorf("estimating the room in cluster %s: %d answers", c.Name, len(got))
 	}
-	return room, nil
+	return int64(got[0].Replicas), nil
 }
