@@ -58,12 +58,14 @@ func CheckpointStoreRestartSpec(ctx context.Context, inputGetter func() Checkpoi
 		Expect(held.Probe(ctx, bucket, e.ns)).To(Succeed(), "the store takes the clients' requests before the fault")
 
 		By("the checkpoint store stops: its clients' requests fail")
-		Expect(input.Lab.Provider.StopCheckpointStore(ctx, true)).To(Succeed())
-		e.cleanups = append(e.cleanups, func(ctx context.Context) { _ = input.Lab.Provider.StopCheckpointStore(ctx, false) })
+		Expect(labapi.Inject(ctx, input.Lab.Provider, labapi.FaultStopCheckpointStore, "")).To(Succeed())
+		e.cleanups = append(e.cleanups, func(ctx context.Context) {
+			_ = labapi.Heal(ctx, input.Lab.Provider, labapi.FaultStopCheckpointStore, "", labapi.StartOptions{})
+		})
 		Expect(held.Probe(ctx, bucket, e.ns)).NotTo(Succeed(), "a stopped store answers nothing")
 
 		By("the checkpoint store starts again on its data")
-		Expect(input.Lab.Provider.StopCheckpointStore(ctx, false)).To(Succeed())
+		Expect(labapi.Heal(ctx, input.Lab.Provider, labapi.FaultStopCheckpointStore, "", labapi.StartOptions{})).To(Succeed())
 		e.eventually(ctx, "wait-available", func(ctx context.Context) error { return held.Probe(ctx, bucket, e.ns) }).
 			Should(Succeed(), "the store takes the requests of the clients that were running before it stopped")
 		got, err := held.Get(ctx, bucket, key)

@@ -22,6 +22,7 @@ import (
 
 	workv1alpha2 "github.com/karmada-failover/lab/apis/work/v1alpha2"
 	"github.com/karmada-failover/lab/e2e/framework"
+	labapi "github.com/karmada-failover/lab/lab"
 )
 
 // KillPoint is where in a failover a scenario kills karmada-controller-manager.
@@ -167,13 +168,15 @@ func killDuringFailover(ctx context.Context, e *specEnv, name, source, dest stri
 		}
 	}).Should(Succeed())
 	e.timeline.Mark(fmt.Sprintf("failover %d reached: %s", n, at))
-	Expect(e.lab.Provider.StopController(ctx, true)).To(Succeed())
+	Expect(labapi.Inject(ctx, e.lab.Provider, labapi.FaultKillController, "")).To(Succeed())
 	e.timeline.Mark("karmada-controller-manager killed (SIGKILL)")
-	e.cleanups = append(e.cleanups, func(ctx context.Context) { _ = e.lab.Provider.StartController(ctx, nil) })
+	e.cleanups = append(e.cleanups, func(ctx context.Context) {
+		_ = labapi.Heal(ctx, e.lab.Provider, labapi.FaultKillController, "", labapi.StartOptions{})
+	})
 	if hold != nil {
 		Expect(hold.Release(ctx)).To(Succeed())
 	}
-	Expect(e.lab.Provider.StartController(ctx, nil)).To(Succeed())
+	Expect(labapi.Heal(ctx, e.lab.Provider, labapi.FaultKillController, "", labapi.StartOptions{})).To(Succeed())
 	e.timeline.Mark("karmada-controller-manager started again")
 
 	Expect(e.waitMovedAway(ctx, name, source)).To(Equal([]string{dest}))

@@ -165,9 +165,11 @@ func DividedFailoverSpec(ctx context.Context, inputGetter func() DividedFailover
 		// karmada-controller-manager while both clusters are unhealthy makes the restarted
 		// controller see both in its first pass, so their tolerations end together and it evicts
 		// both in one pass: two eviction tasks with the same creation time.
-		Expect(input.Lab.Provider.StopController(ctx, true)).To(Succeed())
-		e.cleanups = append(e.cleanups, func(ctx context.Context) { _ = input.Lab.Provider.StartController(ctx, nil) })
-		Expect(input.Lab.Provider.StartController(ctx, nil)).To(Succeed())
+		Expect(labapi.Inject(ctx, input.Lab.Provider, labapi.FaultKillController, "")).To(Succeed())
+		e.cleanups = append(e.cleanups, func(ctx context.Context) {
+			_ = labapi.Heal(ctx, input.Lab.Provider, labapi.FaultKillController, "", labapi.StartOptions{})
+		})
+		Expect(labapi.Heal(ctx, input.Lab.Provider, labapi.FaultKillController, "", labapi.StartOptions{})).To(Succeed())
 		e.timeline.Mark("karmada-controller-manager killed (SIGKILL) and started again")
 
 		e.waitMovedAway(ctx, name, placed[0])

@@ -151,7 +151,7 @@ func healLab(ctx context.Context) {
 		}
 	}
 	if labapi.Supports(lab.Provider, labapi.FaultStopCheckpointStore) == nil {
-		if err := lab.Provider.StopCheckpointStore(ctx, false); err != nil {
+		if err := labapi.Heal(ctx, lab.Provider, labapi.FaultStopCheckpointStore, "", labapi.StartOptions{}); err != nil {
 			GinkgoWriter.Printf("starting the checkpoint store: %v\n", err)
 		}
 	}

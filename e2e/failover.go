@@ -131,8 +131,10 @@ func FailoverSpec(ctx context.Context, inputGetter func() FailoverSpecInput) {
 		case TriggerTaint:
 			e.taint(ctx, source, "lab.karmada.io/fault")
 		case TriggerStopCluster:
-			Expect(input.Lab.Provider.StopCluster(ctx, source, false)).To(Succeed())
-			e.cleanups = append(e.cleanups, func(ctx context.Context) { _ = input.Lab.Provider.StartCluster(ctx, source) })
+			Expect(labapi.Inject(ctx, input.Lab.Provider, labapi.FaultStopCluster, source)).To(Succeed())
+			e.cleanups = append(e.cleanups, func(ctx context.Context) {
+				_ = labapi.Heal(ctx, input.Lab.Provider, labapi.FaultStopCluster, source, labapi.StartOptions{})
+			})
 		case TriggerPodsNotReady:
 			Expect(failPods(ctx, input.Lab, source, e.ns, "app="+name, false)).To(Succeed())
 		case TriggerImagePull:
@@ -248,7 +250,7 @@ func FailoverSpec(ctx context.Context, inputGetter func() FailoverSpecInput) {
 
 		if input.Trigger == TriggerStopCluster {
 			By("starting " + source + " again: the old Deployment there is cleaned up")
-			Expect(input.Lab.Provider.StartCluster(ctx, source)).To(Succeed())
+			Expect(labapi.Heal(ctx, input.Lab.Provider, labapi.FaultStopCluster, source, labapi.StartOptions{})).To(Succeed())
 			e.timeline.Mark(source + " started again")
 			e.eventually(ctx, "wait-cluster-ready", func(ctx context.Context) (bool, error) { return input.Lab.ClusterReady(ctx, source) }).Should(BeTrue())
 			e.timeline.Mark(source + " Ready again")

@@ -10,6 +10,7 @@ import (
 
 	workv1alpha2 "github.com/karmada-failover/lab/apis/work/v1alpha2"
 	"github.com/karmada-failover/lab/e2e/framework"
+	labapi "github.com/karmada-failover/lab/lab"
 )
 
 // FeatureGateOffSpecInput is the input of FeatureGateOffSpec.
@@ -35,12 +36,12 @@ func FeatureGateOffSpec(ctx context.Context, inputGetter func() FeatureGateOffSp
 		input = inputGetter()
 		e = newSpecEnv(ctx, "gate-off", input.E2EConfig, input.Lab, input.ArtifactFolder)
 		By("restarting karmada-controller-manager with FailoverHistory=false")
-		Expect(input.Lab.Provider.StopController(ctx, false)).To(Succeed())
+		Expect(input.Lab.Provider.StopComponent(ctx, labapi.ControllerManagerComponent, false)).To(Succeed())
 		e.cleanups = append(e.cleanups, func(ctx context.Context) {
-			_ = input.Lab.Provider.StopController(ctx, false)
-			Expect(input.Lab.Provider.StartController(ctx, nil)).To(Succeed())
+			_ = input.Lab.Provider.StopComponent(ctx, labapi.ControllerManagerComponent, false)
+			Expect(input.Lab.Provider.StartComponent(ctx, labapi.ControllerManagerComponent, labapi.StartOptions{})).To(Succeed())
 		})
-		Expect(input.Lab.Provider.StartController(ctx, map[string]bool{"FailoverHistory": false})).To(Succeed())
+		Expect(input.Lab.Provider.StartComponent(ctx, labapi.ControllerManagerComponent, labapi.StartOptions{Gates: map[string]bool{"FailoverHistory": false}})).To(Succeed())
 	})
 
 	It("fails over as upstream does: no history, no marker", func(ctx SpecContext) {

@@ -97,11 +97,13 @@ func BadCarriedStateSpec(ctx context.Context, inputGetter func() BadCarriedState
 			return
 		}
 		By("the checkpoint store unreachable: refused (failurePolicy Fail; Karmada retries the create)")
-		Expect(input.Lab.Provider.StopCheckpointStore(ctx, true)).To(Succeed())
-		e.cleanups = append(e.cleanups, func(ctx context.Context) { _ = input.Lab.Provider.StopCheckpointStore(ctx, false) })
+		Expect(labapi.Inject(ctx, input.Lab.Provider, labapi.FaultStopCheckpointStore, "")).To(Succeed())
+		e.cleanups = append(e.cleanups, func(ctx context.Context) {
+			_ = labapi.Heal(ctx, input.Lab.Provider, labapi.FaultStopCheckpointStore, "", labapi.StartOptions{})
+		})
 		refused(carried("store-down", "s3://flink-checkpoints/"+e.ns+"/store-down", "0123456789abcdef0123456789abcdef"),
 			"checkpoint lookup for")
-		Expect(input.Lab.Provider.StopCheckpointStore(ctx, false)).To(Succeed())
+		Expect(labapi.Heal(ctx, input.Lab.Provider, labapi.FaultStopCheckpointStore, "", labapi.StartOptions{})).To(Succeed())
 	})
 
 	AfterEach(func(ctx SpecContext) { e.finish(ctx) }, NodeTimeout(finishTimeout))

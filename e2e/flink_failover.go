@@ -175,7 +175,7 @@ func FlinkFailoverSpec(ctx context.Context, inputGetter func() FlinkFailoverSpec
 		var lag labapi.Lag
 		switch input.Trigger {
 		case TriggerStopCluster:
-			Expect(input.Lab.Provider.StopCluster(ctx, source, false)).To(Succeed())
+			Expect(labapi.Inject(ctx, input.Lab.Provider, labapi.FaultStopCluster, source)).To(Succeed())
 			if input.ReplicationLag {
 				// The old job is gone: its newest completed checkpoint is final, and
 				// Karmada has not seen the member NotReady yet, so no restore has read it.
@@ -191,7 +191,7 @@ func FlinkFailoverSpec(ctx context.Context, inputGetter func() FlinkFailoverSpec
 			e.cleanups = append(e.cleanups, func(ctx context.Context) {
 				// The fenced member's recovery: back first (Karmada deletes the old copy
 				// there), then the taint is removed.
-				_ = input.Lab.Provider.StartCluster(ctx, source)
+				_ = labapi.Heal(ctx, input.Lab.Provider, labapi.FaultStopCluster, source, labapi.StartOptions{})
 				if fenced {
 					_ = input.Lab.TaintCluster(ctx, source, framework.OutOfServiceTaintKey, "", true)
 				}
@@ -379,7 +379,8 @@ func restartDestinationRunner(ctx context.Context, e *specEnv, l *framework.Lab,
 	before, err := rest.Checkpoints(ctx)
 	Expect(err).NotTo(HaveOccurred())
 	Expect(before.LatestCompleted).To(HavePrefix(checkpointDir+"/"+rest.JobID+"/chk-"), "the job checkpointed under its own id on %s", dest)
-	Expect(l.Provider.StarveFlink(ctx, dest, false)).To(Succeed())
+	Expect(labapi.Inject(ctx, l.Provider, labapi.FaultRestartRunner, dest)).To(Succeed())
+	Expect(labapi.Heal(ctx, l.Provider, labapi.FaultRestartRunner, dest, labapi.StartOptions{})).To(Succeed())
 	e.timeline.Mark("runner restarted on " + dest)
 
 	fds := l.Member(dest).Dynamic().Resource(flink.GVR).Namespace(e.ns)

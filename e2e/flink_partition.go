@@ -127,13 +127,13 @@ func FlinkPartitionSpec(ctx context.Context, inputGetter func() FlinkPartitionSp
 		crash := input.Fault == labapi.FaultStopCluster
 		heal := func(ctx context.Context) error {
 			if crash {
-				return input.Lab.Provider.StartCluster(ctx, source)
+				return labapi.Heal(ctx, input.Lab.Provider, labapi.FaultStopCluster, source, labapi.StartOptions{})
 			}
 			return input.Lab.Provider.Partition(ctx, source, true)
 		}
 		if crash {
 			By("crashing " + source + " (SIGKILL: no grace, no final checkpoint)")
-			Expect(input.Lab.Provider.StopCluster(ctx, source, false)).To(Succeed())
+			Expect(labapi.Inject(ctx, input.Lab.Provider, labapi.FaultStopCluster, source)).To(Succeed())
 		} else {
 			By("partitioning " + source + " from Karmada: the member and its job keep running")
 			Expect(input.Lab.Provider.Partition(ctx, source, false)).To(Succeed())

@@ -51,7 +51,7 @@ func FlinkRunnerRestartSpec(ctx context.Context, inputGetter func() FlinkMemberS
 	BeforeEach(func(ctx SpecContext) {
 		input = inputGetter()
 		skipWithoutFlinkRunner(input.Lab)
-		skipUnsupported(input.Lab, labapi.FaultStarveFlink) // restarts the runner
+		skipUnsupported(input.Lab, labapi.FaultRestartRunner)
 		e = newSpecEnv(ctx, "flink-runner-restart", input.E2EConfig, input.Lab, input.ArtifactFolder)
 		e.timeline = framework.NewTimeline(fmt.Sprintf("FlinkDeployment runner restarted on %s (%s)", input.Cluster, e.ns))
 	})
@@ -113,7 +113,8 @@ func FlinkRunnerRestartSpec(ctx context.Context, inputGetter func() FlinkMemberS
 		e.timeline.Mark(fmt.Sprintf("job %s RUNNING, 3 checkpoints", before.JobID[:8]))
 
 		By("restarting the runner of " + input.Cluster)
-		Expect(input.Lab.Provider.StarveFlink(ctx, input.Cluster, false)).To(Succeed())
+		Expect(labapi.Inject(ctx, input.Lab.Provider, labapi.FaultRestartRunner, input.Cluster)).To(Succeed())
+		Expect(labapi.Heal(ctx, input.Lab.Provider, labapi.FaultRestartRunner, input.Cluster, labapi.StartOptions{})).To(Succeed())
 		e.timeline.Mark("runner restarted")
 
 		By("the same job resumes from its own latest completed checkpoint")

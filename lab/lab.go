@@ -59,7 +59,7 @@ type Provider interface {
 	// node containers), whatever its record says.
 	Running() bool
 	Faults
-	Controller
+	Components
 	CheckpointStore
 	RestoreModes
 	Builds
@@ -92,7 +92,7 @@ type Fault string
 
 // The faults.
 const (
-	// FaultStopCluster crashes a member (StopCluster).
+	// FaultStopCluster crashes a member (ComponentFaults).
 	FaultStopCluster Fault = "stop-cluster"
 	// FaultPartition cuts Karmada off a member that keeps running (Partition).
 	FaultPartition Fault = "partition"
@@ -101,18 +101,18 @@ const (
 	// FaultStarveFlink takes the task slots of a member's Flink jobs away (StarveFlink).
 	FaultStarveFlink Fault = "starve-flink"
 	// FaultStopCheckpointStore makes the lab's S3 checkpoint store unreachable
-	// (StopCheckpointStore).
+	// (ComponentFaults).
 	FaultStopCheckpointStore Fault = "stop-checkpoint-store"
+	// FaultKillController crashes karmada-controller-manager (ComponentFaults).
+	FaultKillController Fault = "kill-controller"
+	// FaultRestartRunner stops a member's FlinkDeployment runner and starts it again
+	// (ComponentFaults).
+	FaultRestartRunner Fault = "restart-runner"
 )
 
-// Faults are how a member is made to fail and recover (Supports tells which a lab has).
+// Faults are how a member is made to fail and recover, besides stopping and starting one
+// of the lab's components (ComponentFaults); Supports tells which a lab has.
 type Faults interface {
-	// StopCluster crashes the member (SIGKILL to everything in it: its API becomes
-	// unreachable, its workloads die without a clean shutdown), or with graceful stops it
-	// with SIGTERM and a grace period.
-	StopCluster(ctx context.Context, name string, graceful bool) error
-	// StartCluster brings a stopped member back.
-	StartCluster(ctx context.Context, name string) error
 	// Partition cuts Karmada off a member that keeps running (heal: reconnects it).
 	Partition(ctx context.Context, name string, heal bool) error
 	// FailPods makes the pods matching selector in namespace of a member unready (they keep
@@ -121,19 +121,6 @@ type Faults interface {
 	// StarveFlink takes the task slots of a member's Flink jobs away (their TaskManagers are
 	// lost: jobs stay CREATED), or gives them back.
 	StarveFlink(ctx context.Context, cluster string, starve bool) error
-	// StopCheckpointStore stops the lab's S3 checkpoint store (connections to it are
-	// refused), or starts it again with its data.
-	StopCheckpointStore(ctx context.Context, stop bool) error
-}
-
-// Controller is the lifecycle of karmada-controller-manager, which scenarios stop and start
-// at chosen points (not a fault of a member).
-type Controller interface {
-	// StopController stops karmada-controller-manager; kill makes it a crash (SIGKILL).
-	StopController(ctx context.Context, kill bool) error
-	// StartController starts karmada-controller-manager, with feature gates overriding the
-	// lab's (nil: the lab's own), and waits until it is healthy.
-	StartController(ctx context.Context, gates map[string]bool) error
 }
 
 // CheckpointStore is the lab's S3 checkpoint store, as this host reaches it: the e2e suite

@@ -42,6 +42,8 @@ type State struct {
 	// default); OwnDocker tells that it is the lab's own dockerd (lab/kind/engine).
 	DockerHost string `json:"dockerHost,omitempty"`
 	OwnDocker  bool   `json:"ownDocker,omitempty"`
+	// Components are the parts of the lab, in start order (Component).
+	Components []Component `json:"components,omitempty"`
 	// Logs are the folders with the logs of the lab's processes, copied into e2e artifacts.
 	Logs []string `json:"logs,omitempty"`
 }

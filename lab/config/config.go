@@ -166,38 +166,6 @@ func (p Ports) KyvernoFor(m Member) int { return p.Kyverno + int(m) }
 // S3 is the port of the lab's S3 endpoint (SeaweedFS).
 func (p Ports) S3() int { return p.S3Base + 6 }
 
-// All lists every control-plane port with the name of its user, for the preflight check.
-func (p Ports) All(members int) map[int]string {
-	all := map[int]string{
-		p.EtcdClient: "etcd (client)", p.EtcdPeer: "etcd (peer)", p.EtcdMetrics: "etcd (metrics)", p.KarmadaAPIServer: "karmada-apiserver",
-		p.KubeControllerManager: "kube-controller-manager", p.AggregatedAPIServer: "karmada-aggregated-apiserver",
-		p.Webhook: "karmada-webhook", p.WebhookMetrics: "karmada-webhook (metrics)", p.WebhookHealth: "karmada-webhook (health)",
-		p.ControllerManagerMetrics: "karmada-controller-manager (metrics)", p.ControllerManagerHealth: "karmada-controller-manager (health)",
-		p.SchedulerMetrics: "karmada-scheduler (metrics)", p.SchedulerHealth: "karmada-scheduler (health)",
-	}
-	for i, c := range []string{"master", "volume", "filer", "s3", "admin"} {
-		all[p.S3Base+3+i] = "seaweedfs " + c
-		all[p.S3Base+13+i] = "seaweedfs " + c + " (gRPC)"
-	}
-	for i := 1; i <= members; i++ {
-		m := Member(i)
-		mp := p.Member(m)
-		name := m.Name()
-		all[mp.APIServer] = name + " kube-apiserver"
-		all[mp.Etcd] = name + " etcd"
-		all[mp.EtcdPeer] = name + " etcd (peer)"
-		all[mp.ControllerManager] = name + " kube-controller-manager"
-		all[mp.Scheduler] = name + " kube-scheduler"
-		all[mp.KwokController] = name + " kwok-controller"
-		all[mp.Link] = name + " lab-link (Karmada's connection)"
-		all[mp.LinkControl] = name + " lab-link (control)"
-		all[p.FlinkRunnerHealth(m)] = name + " flink-runner"
-		all[p.RestoreWebhookFor(m)] = name + " flink-restore-webhook"
-		all[p.KyvernoFor(m)] = name + " kyverno"
-	}
-	return all
-}
-
 // Restore modes (LAB_RESTORE).
 const (
 	RestoreWebhook = "webhook"

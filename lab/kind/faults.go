@@ -22,7 +22,6 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/karmada-failover/lab/lab"
-	"github.com/karmada-failover/lab/lab/config"
 )
 
 // flinkRunsRecorded tells whether the running lab's members run the lab's
@@ -135,43 +134,6 @@ func podExec(ctx context.Context, rc *rest.Config, cs kubernetes.Interface, name
 // checkpointStoreNamespace holds the S3 store's Deployment (MinIO or SeaweedFS) on the host cluster.
 const checkpointStoreNamespace = "checkpoint-store"
 
-// StopCheckpointStore scales the S3 store's Deployment on the host cluster to
-// zero and waits until its pods are gone (connections to it are refused), or
-// back to one and waits until it is available again. Its data (a volume of
-// the host cluster's node) and its credentials (a Secret) stay.
-func (l *Lab) StopCheckpointStore(ctx context.Context, stop bool) error {
-	host, err := l.hostClient()
-	if err != nil {
-		return err
-	}
-	list, err := host.AppsV1().Deployments(checkpointStoreNamespace).List(ctx, metav1.ListOptions{})
-	if err != nil {
-		return err
-	}
-	if len(list.Items) == 0 {
-		return fmt.Errorf("no checkpoint store Deployment in namespace %s of the host cluster", checkpointStoreNamespace)
-	}
-	replicas := int32(1)
-	if stop {
-		replicas = 0
-	}
-	for _, d := range list.Items {
-		name := d.Name
-		if err := scaleDeployment(ctx, host, checkpointStoreNamespace, name, replicas, nil); err != nil {
-			return err
-		}
-		if stop {
-			err = waitPodsGone(ctx, host, checkpointStoreNamespace, metav1.ListOptions{LabelSelector: metav1.FormatLabelSelector(d.Spec.Selector)})
-		} else {
-			err = waitRolledOut(ctx, host, checkpointStoreNamespace, name)
-		}
-		if err != nil {
-			return fmt.Errorf("checkpoint store %s/%s scaled to %d: %w", checkpointStoreNamespace, name, replicas, err)
-		}
-	}
-	return nil
-}
-
 // StarveFlink restarts member's FlinkDeployment runner with no task slots
 // (starve) or with Flink's default, as on the hermetic lab: its Deployment is
 // re-applied with the new --task-slots and rolled out (Recreate: the old runner
@@ -194,8 +156,6 @@ func (l *Lab) StarveFlink(ctx context.Context, member string, starve bool) error
 	return l.waitRunner(ctx, member)
 }
 
-const controllerManager = "karmada-controller-manager"
-
 // hostClient is a client of the host cluster (context karmada-host of karmada.config), where
 // Karmada's control plane runs.
 func (l *Lab) hostClient() (kubernetes.Interface, error) {
@@ -204,26 +164,6 @@ func (l *Lab) hostClient() (kubernetes.Interface, error) {
 		return nil, err
 	}
 	return k.cs, nil
-}
-
-// StopController scales karmada-controller-manager to zero; kill deletes its
-// pods at once (grace period 0), like a crash.
-func (l *Lab) StopController(ctx context.Context, kill bool) error {
-	host, err := l.hostClient()
-	if err != nil {
-		return err
-	}
-	if err := scaleDeployment(ctx, host, "karmada-system", controllerManager, 0, nil); err != nil {
-		return err
-	}
-	pods := host.CoreV1().Pods("karmada-system")
-	sel := metav1.ListOptions{LabelSelector: "app=" + controllerManager}
-	if kill {
-		if err := pods.DeleteCollection(ctx, metav1.DeleteOptions{GracePeriodSeconds: ptr.To(int64(0))}, sel); err != nil {
-			return err
-		}
-	}
-	return waitPodsGone(ctx, host, "karmada-system", sel)
 }
 
 // scaleDeployment sets a Deployment's replicas (and applies change to it
@@ -264,22 +204,6 @@ func waitRolledOut(ctx context.Context, c kubernetes.Interface, ns, name string)
 		}
 		return deploymentRolledOut(d), nil
 	})
-}
-
-// StartController sets the feature gates (nil: the lab's own) and scales
-// karmada-controller-manager back to one replica, then waits until it is available.
-func (l *Lab) StartController(ctx context.Context, gates map[string]bool) error {
-	host, err := l.hostClient()
-	if err != nil {
-		return err
-	}
-	flag := "--feature-gates=" + config.FeatureGatesFlag(config.FeatureGates(l.Cfg.Karmada, gates))
-	if err := scaleDeployment(ctx, host, "karmada-system", controllerManager, 1, func(d *appsv1.Deployment) {
-		setArg(&d.Spec.Template.Spec.Containers[0], flag)
-	}); err != nil {
-		return err
-	}
-	return waitRolledOut(ctx, host, "karmada-system", controllerManager)
 }
 
 // setArg replaces the container's --name=... argument (in command or args) or

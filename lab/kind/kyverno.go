@@ -266,5 +266,7 @@ func (l *Lab) SetRestore(ctx context.Context, mode string) error {
 		return err
 	}
 	st.Restore, l.restore = mode, mode
+	// Kyverno's Deployments came or went: the record lists what runs now.
+	st.Components = l.components(ctx)
 	return l.writeState(st)
 }

@@ -31,6 +31,8 @@ import (
 	"github.com/karmada-failover/lab/lab/internal/poll"
 	"github.com/karmada-failover/lab/lab/internal/steps"
 	"github.com/karmada-failover/lab/lab/kind/engine"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 )
 
 // Lab is a kind lab.
@@ -82,6 +84,11 @@ func (l *Lab) Plan(_ context.Context, out io.Writer) (*lab.Plan, error) {
 	if err := os.MkdirAll(l.Cfg.LogDir(), 0o755); err != nil {
 		return nil, err
 	}
+	if !l.Running() {
+		if err := lab.BusyPorts(l.clusterComponents()); err != nil {
+			return nil, err
+		}
+	}
 	l.planned = true
 	members := l.members()
 	st := lab.NewState(l.Cfg)
@@ -113,6 +120,7 @@ func (l *Lab) Plan(_ context.Context, out io.Writer) (*lab.Plan, error) {
 		{Name: "Kyverno on the members (LAB_RESTORE=kyverno: built from its module, or its chart's images pulled)", Run: l.upKyverno},
 	}
 	recorded := func(st *lab.State) {
+		st.Components = l.components(context.Background())
 		st.Images = l.images
 		if l.flinkRuns() {
 			st.FlinkRunner, st.FlinkOutputDir = true, l.Cfg.FlinkOutputDir()
@@ -148,7 +156,8 @@ func (l *Lab) Info() lab.Info {
 	info := lab.Info{FlinkRunner: l.flinkRunsRecorded()}
 	if !info.FlinkRunner {
 		info.Unsupported = map[lab.Fault]string{
-			lab.FaultStarveFlink: "with images pulled the kind lab runs the flink-kubernetes-operator, whose task slots the lab does not take away",
+			lab.FaultStarveFlink:   "with images pulled the kind lab runs the flink-kubernetes-operator, whose task slots the lab does not take away",
+			lab.FaultRestartRunner: "with images pulled the kind lab runs the flink-kubernetes-operator, not the lab's FlinkDeployment runner",
 		}
 	}
 	return info
@@ -297,22 +306,6 @@ func (l *Lab) createClusters(ctx context.Context) error {
 	return nil
 }
 
-// StopCluster stops the member's node container: its API server becomes
-// unreachable and its workloads stop, as when a cluster fails. By default it
-// crashes (docker kill: SIGKILL to every process in the node); with graceful
-// the container gets docker stop's SIGTERM and grace period.
-func (l *Lab) StopCluster(ctx context.Context, name string, graceful bool) error {
-	if _, err := l.Cfg.Member(name); err != nil {
-		return err
-	}
-	verb := "kill"
-	if graceful {
-		verb = "stop"
-	}
-	_, err := l.run(ctx, "docker-"+verb+"-"+name, "docker", verb, NodeContainer(name))
-	return err
-}
-
 // KindNetwork is the Docker network kind puts every node container on.
 const KindNetwork = "kind"
 
@@ -379,17 +372,6 @@ func (l *Lab) nodeIP(ctx context.Context, cluster string) (string, error) {
 	return ip, nil
 }
 
-// StartCluster starts the member's node container again and waits for its API server.
-func (l *Lab) StartCluster(ctx context.Context, name string) error {
-	if _, err := l.Cfg.Member(name); err != nil {
-		return err
-	}
-	if _, err := l.run(ctx, "docker-start-"+name, "docker", "start", NodeContainer(name)); err != nil {
-		return err
-	}
-	return l.waitAPI(ctx, l.kubeconfigOf(name), 3*time.Minute)
-}
-
 func (l *Lab) waitAPI(ctx context.Context, kubeconfig string, timeout time.Duration) error {
 	return poll.Until(ctx, timeout, 2*time.Second, "the API server of "+filepath.Base(kubeconfig), func(ctx context.Context) (bool, error) {
 		k, err := newKube(kubeconfig, "")
@@ -450,22 +432,59 @@ func (l *Lab) TearDown(ctx context.Context, out io.Writer) error {
 	return nil
 }
 
-// Status lists each cluster's node container and whether its API server is ready.
+// Status goes over the record: each cluster's node container and API server, and each
+// Deployment's and StatefulSet's ready replicas.
 func (l *Lab) Status(ctx context.Context) ([]lab.ComponentStatus, error) {
 	var rows []lab.ComponentStatus
-	for _, name := range ClusterNames(l.Cfg) {
-		running, _ := l.run(ctx, "docker-inspect", "docker", "inspect", "-f", "{{.State.Running}}", NodeContainer(name))
-		row := lab.ComponentStatus{Component: name + " (" + NodeContainer(name) + ")", Address: "kubeconfig " + l.kubeconfigOf(name), Healthy: true}
-		switch strings.TrimSpace(running) {
-		case "true":
-		case "":
-			row.Healthy, row.Detail = false, "container absent"
-		default:
-			row.Healthy, row.Detail = false, "container not running"
+	kubes := map[string]*kube{}
+	for _, c := range l.recorded(ctx) {
+		row := lab.ComponentStatus{Component: c.Name, Address: c.Address, Healthy: true}
+		if c.Kind == lab.KindCluster {
+			row.Component = c.Name + " (" + NodeContainer(c.Name) + ")"
+			running, _ := l.run(ctx, "docker-inspect", "docker", "inspect", "-f", "{{.State.Running}}", NodeContainer(c.Name))
+			switch strings.TrimSpace(running) {
+			case "true":
+			case "":
+				row.Healthy, row.Detail = false, "container absent"
+			default:
+				row.Healthy, row.Detail = false, "container not running"
+			}
+			if k, err := l.kubeOn(c.Name); err != nil || k.readyz(ctx) != nil {
+				row.Healthy = false
+				row.Detail = strings.TrimSpace(row.Detail + " API server unreachable")
+			} else {
+				kubes[c.Name] = k
+			}
+			rows = append(rows, row)
+			continue
 		}
-		if k, err := l.kubeOn(name); err != nil || k.readyz(ctx) != nil {
-			row.Healthy = false
-			row.Detail = strings.TrimSpace(row.Detail + " API server unreachable")
+		row.Address = c.Cluster + ": " + c.Namespace + "/" + processName(c)
+		k := kubes[c.Cluster]
+		if k == nil {
+			row.Healthy, row.Detail = false, "its cluster is unreachable"
+			rows = append(rows, row)
+			continue
+		}
+		var want, ready int32
+		switch c.Kind {
+		case lab.KindDeployment:
+			d, err := k.cs.AppsV1().Deployments(c.Namespace).Get(ctx, processName(c), metav1.GetOptions{})
+			if err != nil {
+				row.Healthy, row.Detail = false, err.Error()
+				break
+			}
+			want, ready = ptr.Deref(d.Spec.Replicas, 1), d.Status.AvailableReplicas
+		case lab.KindStatefulSet:
+			s, err := k.cs.AppsV1().StatefulSets(c.Namespace).Get(ctx, processName(c), metav1.GetOptions{})
+			if err != nil {
+				row.Healthy, row.Detail = false, err.Error()
+				break
+			}
+			want, ready = ptr.Deref(s.Spec.Replicas, 1), s.Status.ReadyReplicas
+		}
+		if row.Detail == "" {
+			row.Detail = fmt.Sprintf("%d/%d ready", ready, want)
+			row.Healthy = want > 0 && ready == want
 		}
 		rows = append(rows, row)
 	}

@@ -20,8 +20,10 @@ type component struct {
 	name   string
 	binary string
 	args   []string
-	// address is shown by `lab status` (config.Ports.All lists every port, checked free before Up).
+	// address is shown by `lab status`; ports are every port it listens on (the record's,
+	// checked free before Up).
 	address string
+	ports   []int
 	probe   proc.Probe
 	// setup makes what belongs to the lab, not to one run of the process (credentials,
 	// identities): Up runs it once, before the first start. A restart (a fault healed, a
@@ -74,8 +76,9 @@ func (l *Lab) controlPlaneComponents(gates map[string]bool) []component {
 	cmArgs = append(cmArgs, config.Args(l.Cfg.ControllerManagerFailoverFlags())...)
 	cs := []component{
 		{name: "seaweedfs", binary: b.SeaweedFS, address: hostPort(p.S3()), args: l.s3Args(), setup: l.setupS3, prepare: l.prepareS3,
+			ports: []int{p.S3Base + 3, p.S3Base + 4, p.S3Base + 5, p.S3Base + 6, p.S3Base + 7, p.S3Base + 13, p.S3Base + 14, p.S3Base + 15, p.S3Base + 16, p.S3Base + 17},
 			probe: proc.Probe{URL: "http://" + hostPort(p.S3()) + "/healthz"}},
-		{name: "etcd", binary: b.Etcd, address: hostPort(p.EtcdClient),
+		{name: "etcd", binary: b.Etcd, address: hostPort(p.EtcdClient), ports: []int{p.EtcdClient, p.EtcdPeer, p.EtcdMetrics},
 			probe:   proc.Probe{URL: client + "/health"},
 			prepare: func() error { return os.MkdirAll(etcdData, 0o700) },
 			args: []string{
@@ -87,7 +90,7 @@ func (l *Lab) controlPlaneComponents(gates map[string]bool) []component {
 				// A lab on a laptop: durability of a crash of the machine is not needed.
 				"--unsafe-no-fsync=true", "--quota-backend-bytes=4294967296",
 			}},
-		{name: "karmada-apiserver", binary: b.KubeAPIServer, address: hostPort(p.KarmadaAPIServer),
+		{name: "karmada-apiserver", binary: b.KubeAPIServer, address: hostPort(p.KarmadaAPIServer), ports: []int{p.KarmadaAPIServer},
 			probe: proc.Probe{URL: l.karmadaServer() + "/readyz", CAFile: caFile, CertFile: adminCrt, KeyFile: adminKey},
 			args: []string{
 				"--bind-address=" + config.Host, "--advertise-address=" + config.Host,
@@ -106,7 +109,7 @@ func (l *Lab) controlPlaneComponents(gates map[string]bool) []component {
 				"--requestheader-username-headers=X-Remote-User",
 				"--tls-cert-file=" + srvCrt, "--tls-private-key-file=" + srvKey, "--client-ca-file=" + caFile,
 			}},
-		{name: "kube-controller-manager", binary: b.KubeControllerManager, address: hostPort(p.KubeControllerManager),
+		{name: "kube-controller-manager", binary: b.KubeControllerManager, address: hostPort(p.KubeControllerManager), ports: []int{p.KubeControllerManager},
 			probe: proc.Probe{URL: "https://" + hostPort(p.KubeControllerManager) + "/healthz"},
 			args: []string{
 				"--kubeconfig=" + kc, "--authentication-kubeconfig=" + kc, "--authorization-kubeconfig=" + kc,
@@ -118,7 +121,7 @@ func (l *Lab) controlPlaneComponents(gates map[string]bool) []component {
 				"--leader-elect=false", "--root-ca-file=" + caCrt, "--service-account-private-key-file=" + saKey,
 				"--service-cluster-ip-range=10.96.0.0/12", "--use-service-account-credentials=true",
 			}},
-		{name: "karmada-aggregated-apiserver", binary: b.KarmadaAggregatedAPIServer, address: hostPort(p.AggregatedAPIServer),
+		{name: "karmada-aggregated-apiserver", binary: b.KarmadaAggregatedAPIServer, address: hostPort(p.AggregatedAPIServer), ports: []int{p.AggregatedAPIServer},
 			probe: proc.Probe{URL: "https://" + hostPort(p.AggregatedAPIServer) + "/readyz", CAFile: caFile},
 			args: []string{
 				"--kubeconfig=" + kc, "--authentication-kubeconfig=" + kc, "--authorization-kubeconfig=" + kc,
@@ -127,7 +130,7 @@ func (l *Lab) controlPlaneComponents(gates map[string]bool) []component {
 				"--tls-cert-file=" + aggCrt, "--tls-private-key-file=" + aggKey,
 				"--audit-log-path=-", "--audit-log-maxage=0", "--audit-log-maxbackup=0",
 			}},
-		{name: "karmada-webhook", binary: b.KarmadaWebhook, address: hostPort(p.Webhook),
+		{name: "karmada-webhook", binary: b.KarmadaWebhook, address: hostPort(p.Webhook), ports: []int{p.Webhook, p.WebhookMetrics, p.WebhookHealth},
 			probe: proc.Probe{URL: "https://" + hostPort(p.Webhook) + "/readyz", CAFile: caFile},
 			prepare: func() error {
 				if err := os.MkdirAll(webhookCertDir, 0o700); err != nil {
@@ -151,8 +154,9 @@ func (l *Lab) controlPlaneComponents(gates map[string]bool) []component {
 				"--feature-gates=" + featureGates(l.Cfg.Karmada, nil), "--allow-no-execute-taint-policy=true",
 			}},
 		{name: "karmada-controller-manager", binary: b.KarmadaControllerManager, address: hostPort(p.ControllerManagerHealth),
+			ports: []int{p.ControllerManagerMetrics, p.ControllerManagerHealth},
 			probe: proc.Probe{URL: "http://" + hostPort(p.ControllerManagerHealth) + "/healthz"}, args: cmArgs},
-		{name: "karmada-scheduler", binary: b.KarmadaScheduler, address: hostPort(p.SchedulerHealth),
+		{name: "karmada-scheduler", binary: b.KarmadaScheduler, address: hostPort(p.SchedulerHealth), ports: []int{p.SchedulerMetrics, p.SchedulerHealth},
 			probe: proc.Probe{URL: "http://" + hostPort(p.SchedulerHealth) + "/healthz"},
 			args: []string{
 				"--kubeconfig=" + kc,

@@ -75,14 +75,7 @@ func (l *Lab) startWebhook(ctx context.Context) error {
 }
 
 func (l *Lab) startControllerManager(ctx context.Context) error {
-	return l.StartController(ctx, nil)
-}
-
-// StartController starts karmada-controller-manager, with gates
-// overriding the lab's feature gates (nil: the lab's own). Scenarios use it to
-// restart the controller after a crash or with FailoverHistory off.
-func (l *Lab) StartController(ctx context.Context, gates map[string]bool) error {
-	return l.startComponent(ctx, "karmada-controller-manager", gates)
+	return l.startComponent(ctx, "karmada-controller-manager", nil)
 }
 
 func (l *Lab) startScheduler(ctx context.Context) error {
@@ -116,15 +109,6 @@ func (l *Lab) SwitchKarmada(ctx context.Context, flavour config.Flavour) error {
 		return err
 	}
 	return l.startScheduler(ctx)
-}
-
-// StopController stops karmada-controller-manager: gracefully, or with
-// kill at once by SIGKILL, as a crash would.
-func (l *Lab) StopController(_ context.Context, kill bool) error {
-	if kill {
-		return l.Proc.Kill("karmada-controller-manager")
-	}
-	return l.Proc.Stop("karmada-controller-manager", 10*time.Second)
 }
 
 // caBundle is the base64 CA for webhook and APIService configurations.

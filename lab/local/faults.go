@@ -4,33 +4,17 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 )
 
 // The lab's fault injection, for tests and demos (lab.Faults). Each fault is
-// something that happens to real clusters: a member whose control plane goes away
-// (StopCluster, members.go), a member Karmada cannot reach (Partition, link.go), a
-// workload whose pods stop being ready in one member (FailPods), Flink jobs that
-// lose their task slots (StarveFlink, flink.go), a checkpoint store that goes
-// away (StopCheckpointStore).
-
-// StopCheckpointStore stops SeaweedFS (the S3 endpoint refuses connections)
-// or starts it again on its data.
-func (l *Lab) StopCheckpointStore(ctx context.Context, stop bool) error {
-	if l.Cfg.Bins.SeaweedFS == "" {
-		return fmt.Errorf("this lab has no checkpoint store (SeaweedFS is not built: make lab-binaries)")
-	}
-	if stop {
-		return l.Proc.Stop("seaweedfs", 10*time.Second)
-	}
-	if _, running := l.Proc.Running("seaweedfs"); running {
-		return nil
-	}
-	return l.startS3(ctx)
-}
+// something that happens to real clusters: a member Karmada cannot reach
+// (Partition, link.go), a workload whose pods stop being ready in one member
+// (FailPods), Flink jobs that lose their task slots (StarveFlink, flink.go). A
+// component that crashes or stops (a member, the checkpoint store, the
+// controller, a runner: lab.ComponentFaults) is StopComponent (record.go).
 
 // FailPods labels the pods matching selector in namespace of one member so the
 // lab's chaos stage turns them NotReady (they keep running); heal removes the

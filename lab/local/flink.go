@@ -2,7 +2,6 @@ package local
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -98,19 +97,11 @@ func (l *Lab) startRestoreWebhook(ctx context.Context, member string) error {
 	if err != nil {
 		return fmt.Errorf("S3 credentials: %w", err)
 	}
-	addr, err := l.restoreWebhookAddr(member)
+	args, err := l.restoreWebhookArgs(member)
 	if err != nil {
 		return err
 	}
-	crt, key := l.pki(pki.RestoreWebhook)
-	args := []string{
-		"--listen=" + addr, "--tls-cert-file=" + crt, "--tls-key-file=" + key,
-		"--client-ca-file=" + l.caFile(), "--client-cert-cn=" + pki.RestoreWebhookClientCN,
-		"--kubeconfig=" + l.memberKubeconfig(member),
-		"--s3-endpoint=" + creds.Endpoint, "--s3-region=" + creds.Region,
-		"--sync-mode=Push", "--cluster-name=" + member,
-		"--missing-grace=" + l.Cfg.RestoreMissingGrace,
-	}
+	addr, _ := l.restoreWebhookAddr(member)
 	name := restoreWebhookName(member)
 	if _, err := l.Proc.Start(proc.Spec{Name: name, Path: l.restoreWebhookBinary(), Args: args,
 		Env: []string{"AWS_ACCESS_KEY_ID=" + creds.AccessKey, "AWS_SECRET_ACCESS_KEY=" + creds.SecretKey}}); err != nil {
@@ -119,33 +110,26 @@ func (l *Lab) startRestoreWebhook(ctx context.Context, member string) error {
 	return l.Proc.WaitReady(ctx, name, proc.Probe{URL: "https://" + addr + "/healthz", CAFile: l.caFile()})
 }
 
+// restoreWebhookArgs are the flags of member's restore webhook.
+func (l *Lab) restoreWebhookArgs(member string) ([]string, error) {
+	addr, err := l.restoreWebhookAddr(member)
+	if err != nil {
+		return nil, err
+	}
+	crt, key := l.pki(pki.RestoreWebhook)
+	return []string{
+		"--listen=" + addr, "--tls-cert-file=" + crt, "--tls-key-file=" + key,
+		"--client-ca-file=" + l.caFile(), "--client-cert-cn=" + pki.RestoreWebhookClientCN,
+		"--kubeconfig=" + l.memberKubeconfig(member),
+		"--s3-endpoint=" + l.s3Endpoint(), "--s3-region=" + s3Region,
+		"--sync-mode=Push", "--cluster-name=" + member,
+		"--missing-grace=" + l.Cfg.RestoreMissingGrace,
+	}, nil
+}
+
 // stopRestoreWebhook stops member's restore webhook.
 func (l *Lab) stopRestoreWebhook(member string) error {
 	return l.Proc.Stop(restoreWebhookName(member), 10*time.Second)
-}
-
-// startMemberFlink starts what runs in a member for Flink: its restore webhook,
-// its Kyverno (LAB_RESTORE=kyverno), then its runner (StartCluster, for a
-// member that ran them before it stopped).
-func (l *Lab) startMemberFlink(ctx context.Context, member string) error {
-	if err := l.startRestoreWebhook(ctx, member); err != nil {
-		return err
-	}
-	if l.restoreMode() == config.RestoreKyverno {
-		if err := l.startKyverno(ctx, member); err != nil {
-			return err
-		}
-		if err := l.waitKyvernoAdmission(ctx, member); err != nil {
-			return err
-		}
-	}
-	return l.startRunner(ctx, member, -1)
-}
-
-// stopMemberFlink stops member's runner (and with it its Flink processes), its
-// Kyverno and its restore webhook.
-func (l *Lab) stopMemberFlink(member string) error {
-	return errors.Join(l.stopRunner(member), l.stopKyverno(member), l.stopRestoreWebhook(member))
 }
 
 // installFlink installs the CRD in Karmada and every member, and in every
@@ -209,20 +193,11 @@ func (l *Lab) startRunner(ctx context.Context, member string, taskSlots int) err
 	if err != nil {
 		return fmt.Errorf("S3 credentials: %w", err)
 	}
-	lo, hi := l.Cfg.Ports.FlinkRESTRange(m)
-	logDir := filepath.Join(l.Cfg.LogDir(), "flink", member)
-	if err := os.MkdirAll(logDir, 0o755); err != nil {
+	if err := os.MkdirAll(l.runnerLogDir(m), 0o755); err != nil {
 		return err
 	}
+	args := l.runnerArgs(m, taskSlots)
 	health := hostPort(l.Cfg.Ports.FlinkRunnerHealth(m))
-	args := []string{
-		"--kubeconfig=" + l.Cfg.MembersKubeconfig(), "--context=" + member,
-		"--default-jar=" + l.Cfg.Bins.FlinkJar, "--java=" + l.Cfg.Bins.Java,
-		fmt.Sprintf("--rest-port-range=%d-%d", lo, hi), "--log-dir=" + logDir, "--health-addr=" + health,
-		"--task-slots=" + strconv.Itoa(taskSlots), "--java-opts=-Xmx384m",
-		"--flink-conf=s3.endpoint=" + creds.Endpoint, "--flink-conf=s3.path.style.access=true",
-		"--flink-conf=s3.region=" + creds.Region,
-	}
 	// The S3 keys go in the environment of the runner only, which its Flink
 	// JVMs inherit (the job's S3 file system falls back to the AWS SDK's
 	// default credential chain): never on a command line, in a log or in
@@ -232,6 +207,25 @@ func (l *Lab) startRunner(ctx context.Context, member string, taskSlots int) err
 		return err
 	}
 	return l.Proc.WaitReady(ctx, runnerName(member), proc.Probe{URL: "http://" + health + "/healthz"})
+}
+
+// runnerLogDir holds the logs of m's runner's Flink processes.
+func (l *Lab) runnerLogDir(m config.Member) string {
+	return filepath.Join(l.Cfg.LogDir(), "flink", m.Name())
+}
+
+// runnerArgs are the flags of m's runner (taskSlots as startRunner's).
+func (l *Lab) runnerArgs(m config.Member, taskSlots int) []string {
+	lo, hi := l.Cfg.Ports.FlinkRESTRange(m)
+	return []string{
+		"--kubeconfig=" + l.Cfg.MembersKubeconfig(), "--context=" + m.Name(),
+		"--default-jar=" + l.Cfg.Bins.FlinkJar, "--java=" + l.Cfg.Bins.Java,
+		fmt.Sprintf("--rest-port-range=%d-%d", lo, hi), "--log-dir=" + l.runnerLogDir(m),
+		"--health-addr=" + hostPort(l.Cfg.Ports.FlinkRunnerHealth(m)),
+		"--task-slots=" + strconv.Itoa(taskSlots), "--java-opts=-Xmx384m",
+		"--flink-conf=s3.endpoint=" + l.s3Endpoint(), "--flink-conf=s3.path.style.access=true",
+		"--flink-conf=s3.region=" + s3Region,
+	}
 }
 
 // stopRunner stops member's runner, which stops its Flink processes first.

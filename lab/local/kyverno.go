@@ -386,6 +386,6 @@ func (l *Lab) SetRestore(ctx context.Context, mode string) error {
 			return fmt.Errorf("%s: %w (the restore webhook restores there again; run the switch again to remove Kyverno)", m, err)
 		}
 	}
-	st.Restore = mode
+	st.Restore, st.Components = mode, l.components(mode)
 	return l.writeState(st)
 }

@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"time"
 
@@ -105,15 +104,9 @@ func (l *Lab) Plan(_ context.Context, out io.Writer) (*lab.Plan, error) {
 	if err := lab.CheckFreeSpace(l.Cfg.Dir, 2*lab.GiB); err != nil {
 		return nil, err
 	}
-	var busy []string
-	for port, user := range l.Cfg.Ports.All(l.Cfg.Members) {
-		if !proc.PortFree(config.Host, port) {
-			busy = append(busy, fmt.Sprintf("%d (%s)", port, user))
-		}
-	}
-	if len(busy) > 0 {
-		sort.Strings(busy)
-		return nil, fmt.Errorf("ports in use on %s: %s", config.Host, strings.Join(busy, ", "))
+	components := l.components(l.Cfg.Restore)
+	if err := lab.BusyPorts(components); err != nil {
+		return nil, err
 	}
 	// Data from an earlier lab would bring back its objects: start clean, keep the PKI.
 	for _, d := range []string{l.Cfg.DataDir(), l.Cfg.KwokDir(), l.Cfg.ManifestDir()} {
@@ -142,6 +135,7 @@ func (l *Lab) Plan(_ context.Context, out io.Writer) (*lab.Plan, error) {
 	st.Restore = l.Cfg.Restore
 	st.FlinkOutputDir = l.Cfg.FlinkOutputDir()
 	st.Logs = []string{l.Cfg.LogDir(), filepath.Join(l.Cfg.KwokDir(), "clusters")}
+	st.Components = components
 
 	list := []steps.Step{
 		{Name: "Generating certificates (karmada CA, front-proxy CA, serving and client pairs)", Run: func(context.Context) error {
@@ -265,97 +259,59 @@ func clusterReady(c *clusterv1alpha1.Cluster) bool {
 	return false
 }
 
-// TearDown stops every process of the lab by PID: the members first (kwokctl,
-// then any process it left), then the control plane in reverse start order. Data
-// and certificates stay for inspection; lab.Clean removes them.
+// TearDown stops the lab's components in reverse record order (a member's runner before
+// its cluster, the members before the control plane) and deletes the members; then what
+// the record does not list (the members of a lab of other settings, a process a scenario
+// started). Data and logs stay.
 func (l *Lab) TearDown(ctx context.Context, out io.Writer) error {
 	var errs []error
+	cs := l.recorded()
+	deleted := map[string]bool{}
+	for i := len(cs) - 1; i >= 0; i-- {
+		switch c := cs[i]; {
+		case c.Parent != "":
+		case c.Kind == lab.KindCluster:
+			deleted[c.Name] = true
+			errs = append(errs, l.deleteMemberCluster(ctx, out, c.Name))
+		default:
+			if pid, ok := l.Proc.Running(processName(c)); ok {
+				fmt.Fprintf(out, " • Stopping %s (pid %d)\n", c.Name, pid)
+			}
+			errs = append(errs, l.StopComponent(ctx, c.Name, false))
+		}
+	}
 	entries, _ := os.ReadDir(filepath.Join(l.Cfg.KwokDir(), "clusters"))
 	for _, e := range entries {
-		if !e.IsDir() {
-			continue
-		}
-		// The runner first: it stops the member's Flink processes.
-		if pid, ok := l.Proc.Running(runnerName(e.Name())); ok {
-			fmt.Fprintf(out, " • Stopping %s (pid %d) and its Flink processes\n", runnerName(e.Name()), pid)
-		}
-		if err := l.stopMemberFlink(e.Name()); err != nil {
-			errs = append(errs, err)
-		}
-		fmt.Fprintf(out, " • Deleting member %s\n", e.Name())
-		// kwokctl deletes a member's logs with it: keep them with the lab's logs.
-		if err := copyTree(filepath.Join(l.memberDir(e.Name()), "logs"), filepath.Join(l.Cfg.LogDir(), e.Name())); err != nil && !os.IsNotExist(err) {
-			errs = append(errs, err)
-		}
-		if err := l.deleteMember(ctx, e.Name()); err != nil {
-			errs = append(errs, err)
-		}
-		if err := l.Proc.Stop(linkName(e.Name()), 5*time.Second); err != nil {
-			errs = append(errs, err)
-		}
-		if err := kubeconfig.RemoveContext(l.Cfg.MembersKubeconfig(), e.Name()); err != nil {
-			errs = append(errs, err)
+		if e.IsDir() && !deleted[e.Name()] {
+			errs = append(errs, l.deleteMemberCluster(ctx, out, e.Name()))
 		}
 	}
-	names := l.controlPlaneNames()
-	for i := len(names) - 1; i >= 0; i-- {
-		name := names[i]
-		if pid, ok := l.Proc.Running(name); ok {
-			fmt.Fprintf(out, " • Stopping %s (pid %d)\n", name, pid)
-		}
-		if err := l.Proc.Stop(name, 10*time.Second); err != nil {
-			errs = append(errs, err)
-		}
-	}
-	// Anything else with a PID file (e.g. started by a scenario) goes too.
 	for _, name := range l.Proc.Names() {
-		if err := l.Proc.Stop(name, 10*time.Second); err != nil {
-			errs = append(errs, err)
-		}
+		errs = append(errs, l.Proc.Stop(name, 10*time.Second))
 	}
 	return errors.Join(errs...)
 }
 
-// processStatus is the row of a member-side process the lab started (its
-// runner, its restore webhook); ok is false when it was never started (no log).
-func (l *Lab) processStatus(ctx context.Context, component, process, addr string, probe proc.Probe) (row lab.ComponentStatus, ok bool) {
-	if _, err := os.Stat(l.Proc.LogFile(process)); err != nil {
-		return row, false
+// deleteMemberCluster deletes member name's cluster (its processes and data), keeping its
+// logs with the lab's, and its context in members.config.
+func (l *Lab) deleteMemberCluster(ctx context.Context, out io.Writer, name string) error {
+	if _, err := os.Stat(l.memberDir(name)); err != nil {
+		return nil
 	}
-	row = lab.ComponentStatus{Component: component, Address: addr, Detail: "not running"}
-	if pid, running := l.Proc.Running(process); running {
-		row.PID, row.Detail = pid, ""
-		if err := probe.Check(ctx); err != nil {
-			row.Detail = err.Error()
-		} else {
-			row.Healthy = true
-		}
+	fmt.Fprintf(out, " • Deleting member %s\n", name)
+	// kwokctl deletes a member's logs with it: keep them with the lab's logs.
+	var errs []error
+	if err := copyTree(filepath.Join(l.memberDir(name), "logs"), filepath.Join(l.Cfg.LogDir(), name)); err != nil && !os.IsNotExist(err) {
+		errs = append(errs, err)
 	}
-	return row, true
+	errs = append(errs, l.deleteMember(ctx, name), kubeconfig.RemoveContext(l.Cfg.MembersKubeconfig(), name))
+	return errors.Join(errs...)
 }
 
-// Status checks every component of the lab.
+// Status probes every component of the lab's record; a member's is listed once it ran,
+// and a member's cluster is the Karmada Cluster's readiness and taints.
 func (l *Lab) Status(ctx context.Context) ([]lab.ComponentStatus, error) {
-	p := l.Cfg.Ports
 	ca := l.caFile()
-	var rows []lab.ComponentStatus
-	for _, c := range l.controlPlaneComponents(nil) {
-		if c.name == "seaweedfs" && l.Cfg.Bins.SeaweedFS == "" {
-			continue
-		}
-		row := lab.ComponentStatus{Component: c.name, Address: c.address}
-		if pid, ok := l.Proc.Running(c.name); ok {
-			row.PID = pid
-			if err := c.probe.Check(ctx); err != nil {
-				row.Detail = err.Error()
-			} else {
-				row.Healthy = true
-			}
-		} else {
-			row.Detail = "not running"
-		}
-		rows = append(rows, row)
-	}
 	var clusters map[string]*clusterv1alpha1.Cluster
 	if kc, err := l.karmadaClient(); err == nil {
 		if list, err := kc.ClusterV1alpha1().Clusters().List(ctx, metav1.ListOptions{}); err == nil {
@@ -365,68 +321,56 @@ func (l *Lab) Status(ctx context.Context) ([]lab.ComponentStatus, error) {
 			}
 		}
 	}
-	mode := l.restoreMode()
-	entries, _ := os.ReadDir(filepath.Join(l.Cfg.KwokDir(), "clusters"))
-	for _, e := range entries {
-		if !e.IsDir() {
-			continue
-		}
-		name := e.Name()
-		pids := l.memberPIDs(name)
-		for _, comp := range memberComponents {
-			row := lab.ComponentStatus{Component: name + "/" + comp}
-			if m, ok := config.AnyMember(name); ok {
-				mp := p.Member(m)
-				port := map[string]int{"etcd": mp.Etcd, "kube-apiserver": mp.APIServer, "kube-controller-manager": mp.ControllerManager,
-					"kube-scheduler": mp.Scheduler, "kwok-controller": mp.KwokController}[comp]
-				row.Address = hostPort(port)
-			}
-			if pid, ok := pids[comp]; ok && processAlive(pid) {
-				row.PID, row.Healthy = pid, true
-			} else {
-				row.Detail = "not running"
-			}
-			rows = append(rows, row)
-		}
-		if m, ok := config.AnyMember(name); ok {
-			runner, webhook := hostPort(p.FlinkRunnerHealth(m)), hostPort(p.RestoreWebhookFor(m))
-			kyverno, _ := l.kyvernoProbe(name)
-			linkAddr, control := hostPort(p.Member(m).Link), hostPort(p.Member(m).LinkControl)
-			for _, c := range []struct {
-				component, process, addr string
-				probe                    proc.Probe
-			}{
-				{"lab-link", linkName(name), linkAddr, proc.Probe{URL: "http://" + control + "/healthz"}},
-				{"flink-runner", runnerName(name), runner, proc.Probe{URL: "http://" + runner + "/healthz"}},
-				{"flink-restore-webhook", restoreWebhookName(name), webhook, proc.Probe{URL: "https://" + webhook + "/healthz", CAFile: ca}},
-				{"kyverno", kyvernoName(name), hostPort(p.KyvernoFor(m)), kyverno},
-			} {
-				if c.component == "kyverno" && mode != config.RestoreKyverno {
-					continue // not part of this lab now (make lab-restore)
+	memberPIDs := map[string]map[string]int{}
+	var rows []lab.ComponentStatus
+	for _, c := range l.recorded() {
+		row := lab.ComponentStatus{Component: c.Name, Address: c.Address, Detail: "not running"}
+		member, short := shortName(c)
+		switch {
+		case c.Kind == lab.KindCluster:
+			row = lab.ComponentStatus{Component: c.Name + " (Karmada Cluster)", Detail: "not joined"}
+			if kc, ok := clusters[c.Name]; ok {
+				row.Healthy, row.Address, row.Detail = clusterReady(kc), kc.Spec.APIEndpoint, "Ready"
+				if !row.Healthy {
+					row.Detail = "NotReady"
 				}
-				row, ok := l.processStatus(ctx, name+"/"+c.component, c.process, c.addr, c.probe)
-				if !ok {
-					continue
+				for _, t := range kc.Spec.Taints {
+					row.Detail += " taint " + t.Key + ":" + string(t.Effect)
 				}
-				if c.component == "lab-link" && row.Healthy {
-					if st, err := l.LinkState(ctx, name); err == nil && st.Partitioned {
-						// The process is fine, the lab is not: Karmada cannot reach the member.
-						row.Healthy, row.Detail = false, "partitioned: Karmada cannot reach "+name
-					}
+			}
+		case c.Parent != "":
+			if memberPIDs[c.Parent] == nil {
+				memberPIDs[c.Parent] = l.memberPIDs(c.Parent)
+			}
+			if pid, ok := memberPIDs[c.Parent][short]; ok && processAlive(pid) {
+				row.PID, row.Healthy, row.Detail = pid, true, ""
+			}
+		default:
+			if _, err := os.Stat(l.Proc.LogFile(processName(c))); err != nil && member != "" {
+				continue // not started yet
+			}
+			probe := proc.Probe{URL: c.Probe}
+			if strings.HasPrefix(c.Probe, "https://") {
+				probe.CAFile = ca
+			}
+			if member == "" {
+				if cp, err := l.component(processName(c), nil); err == nil {
+					probe = cp.probe
 				}
-				rows = append(rows, row)
 			}
-		}
-		row := lab.ComponentStatus{Component: name + " (Karmada Cluster)", Detail: "not joined"}
-		if c, ok := clusters[name]; ok {
-			row.Healthy = clusterReady(c)
-			row.Address = c.Spec.APIEndpoint
-			row.Detail = "Ready"
-			if !row.Healthy {
-				row.Detail = "NotReady"
+			if pid, running := l.Proc.Running(processName(c)); running {
+				row.PID, row.Detail = pid, ""
+				if err := probe.Check(ctx); err != nil {
+					row.Detail = err.Error()
+				} else {
+					row.Healthy = true
+				}
 			}
-			for _, t := range c.Spec.Taints {
-				row.Detail += " taint " + t.Key + ":" + string(t.Effect)
+			if short == linkComponent && row.Healthy {
+				if st, err := l.LinkState(ctx, member); err == nil && st.Partitioned {
+					// The process is fine, the lab is not: Karmada cannot reach the member.
+					row.Healthy, row.Detail = false, "partitioned: Karmada cannot reach "+member
+				}
 			}
 		}
 		rows = append(rows, row)

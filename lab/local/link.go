@@ -40,12 +40,15 @@ func (l *Lab) startLink(ctx context.Context, member string) error {
 		return err
 	}
 	control := hostPort(mp.LinkControl)
-	if _, err := l.Proc.Start(proc.Spec{Name: linkName(member), Path: l.Cfg.Bins.Link, Args: []string{
-		"--listen=" + hostPort(mp.Link), "--target=" + hostPort(mp.APIServer), "--control=" + control,
-	}}); err != nil {
+	if _, err := l.Proc.Start(proc.Spec{Name: linkName(member), Path: l.Cfg.Bins.Link, Args: linkArgs(mp)}); err != nil {
 		return err
 	}
 	return l.Proc.WaitReady(ctx, linkName(member), proc.Probe{URL: "http://" + control + "/healthz"})
+}
+
+// linkArgs are the flags of a member's link.
+func linkArgs(mp config.MemberPorts) []string {
+	return []string{"--listen=" + hostPort(mp.Link), "--target=" + hostPort(mp.APIServer), "--control=" + hostPort(mp.LinkControl)}
 }
 
 // karmadaMemberKubeconfig writes the kubeconfig Karmada gets for member (the

@@ -3,7 +3,6 @@ package local
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -388,12 +387,15 @@ func (l *Lab) memberPIDs(name string) map[string]int {
 	return out
 }
 
-// memberComponents are the processes kwokctl runs per member.
-var memberComponents = []string{"etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok-controller"}
-
 // processAlive reports whether pid is a live process whose executable is one
 // of the member's components (guards against recycled PIDs).
-func processAlive(pid int) bool { return proc.Alive(pid, append(memberComponents, "kwok")...) }
+func processAlive(pid int) bool {
+	names := []string{"kwok"}
+	for _, k := range kwokProcesses {
+		names = append(names, k.name)
+	}
+	return proc.Alive(pid, names...)
+}
 
 // ensureMemberStopped waits for the member's processes to exit after kwokctl
 // signalled them and kills any that outlive grace, by the PIDs kwokctl recorded.
@@ -417,62 +419,6 @@ func ensureMemberStopped(pids map[string]int, grace time.Duration) []string {
 	return killed
 }
 
-// StopCluster stops every process of a member (fault injection: its API becomes
-// unreachable and Karmada marks the cluster NotReady). Its data is kept, so
-// StartCluster brings the same cluster back.
-//
-// By default the member crashes, as a node losing power does: SIGKILL to its
-// Flink runner (whose Flink JVMs the kernel kills with it: no final checkpoint,
-// no clean shutdown), its restore webhook and its control-plane processes, at
-// once. With graceful every process gets SIGTERM and time to shut down.
-func (l *Lab) StopCluster(ctx context.Context, name string, graceful bool) error {
-	if _, err := os.Stat(l.memberDir(name)); err != nil {
-		return fmt.Errorf("no member %q in this lab (%s)", name, l.Cfg.KwokDir())
-	}
-	pids := l.memberPIDs(name)
-	if !graceful {
-		return l.crashMember(name, pids)
-	}
-	// Its Flink processes and its restore webhook die with it: stop the
-	// runner, which stops them, and the webhook.
-	if err := l.stopMemberFlink(name); err != nil {
-		return err
-	}
-	if _, err := l.kwokctl(ctx, "stop", "cluster", "--name", name); err != nil {
-		return err
-	}
-	if killed := ensureMemberStopped(pids, 15*time.Second); len(killed) > 0 {
-		fmt.Fprintf(os.Stderr, "killed %s of %s after it ignored SIGTERM\n", strings.Join(killed, ", "), name)
-	}
-	return nil
-}
-
-// crashMember sends SIGKILL to every process of the member and returns when
-// they are gone and its Flink REST ports are closed (its JVMs are dead).
-// kwokctl's PID files stay: `kwokctl start cluster` starts a component whose
-// recorded PID is not running.
-func (l *Lab) crashMember(name string, pids map[string]int) error {
-	var errs []error
-	for _, p := range []string{runnerName(name), kyvernoName(name), restoreWebhookName(name)} {
-		if _, running := l.Proc.Running(p); running {
-			errs = append(errs, l.Proc.Kill(p))
-		}
-	}
-	for _, pid := range pids {
-		if processAlive(pid) {
-			_ = syscall.Kill(pid, syscall.SIGKILL)
-		}
-	}
-	if left := ensureMemberStopped(pids, 10*time.Second); len(left) > 0 {
-		errs = append(errs, fmt.Errorf("%s of %s survived SIGKILL", strings.Join(left, ", "), name))
-	}
-	if m, ok := config.AnyMember(name); ok {
-		lo, hi := l.Cfg.Ports.FlinkRESTRange(m)
-		errs = append(errs, waitPortsClosed(lo, hi, 15*time.Second))
-	}
-	return errors.Join(errs...)
-}
-
 // waitPortsClosed waits until nothing listens on 127.0.0.1:lo..hi.
 func waitPortsClosed(lo, hi int, timeout time.Duration) error {
 	deadline := time.Now().Add(timeout)
@@ -491,27 +437,6 @@ func waitPortsClosed(lo, hi int, timeout time.Duration) error {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-}
-
-// StartCluster starts a stopped member again and waits for its API server.
-func (l *Lab) StartCluster(ctx context.Context, name string) error {
-	if _, err := os.Stat(l.memberDir(name)); err != nil {
-		return fmt.Errorf("no member %q in this lab (%s)", name, l.Cfg.KwokDir())
-	}
-	if _, err := l.kwokctl(ctx, "start", "cluster", "--name", name); err != nil {
-		return err
-	}
-	started := time.Now()
-	if err := l.waitMemberAPI(ctx, name, 90*time.Second); err != nil {
-		return err
-	}
-	if err := l.waitNodesManaged(ctx, name, started); err != nil {
-		return err
-	}
-	if _, err := os.Stat(l.Proc.LogFile(runnerName(name))); err == nil && l.FlinkEnabled() {
-		return l.startMemberFlink(ctx, name)
-	}
-	return nil
 }
 
 // deleteMember removes a member's processes and data.

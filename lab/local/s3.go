@@ -44,6 +44,11 @@ func (l *Lab) startS3(ctx context.Context) error {
 	return nil
 }
 
+// s3Endpoint and s3Region are where the lab's S3 store answers, as every client is told.
+func (l *Lab) s3Endpoint() string { return "http://" + hostPort(l.Cfg.Ports.S3()) }
+
+const s3Region = "us-east-1"
+
 // s3Data is SeaweedFS's data folder; s3Identities its S3 identities file.
 func (l *Lab) s3Data() string       { return filepath.Join(l.Cfg.DataDir(), "seaweedfs") }
 func (l *Lab) s3Identities() string { return filepath.Join(l.Cfg.S3Dir(), "s3-identities.json") }
@@ -79,7 +84,7 @@ func (l *Lab) setupS3() error {
 		return err
 	}
 	creds := lab.S3Credentials{
-		Endpoint: "http://" + hostPort(l.Cfg.Ports.S3()), Region: "us-east-1", Bucket: lab.CheckpointBucket,
+		Endpoint: l.s3Endpoint(), Region: s3Region, Bucket: lab.CheckpointBucket,
 		AccessKey: "lab", SecretKey: hex.EncodeToString(secret),
 	}
 	if err := lab.WriteS3Credentials(l.S3CredentialsFile(), &creds); err != nil {

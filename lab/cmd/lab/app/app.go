@@ -15,6 +15,7 @@ import (
 	"github.com/karmada-failover/lab/lab/cmd/lab/app/down"
 	"github.com/karmada-failover/lab/lab/cmd/lab/app/env"
 	"github.com/karmada-failover/lab/lab/cmd/lab/app/failpods"
+	"github.com/karmada-failover/lab/lab/cmd/lab/app/fault"
 	"github.com/karmada-failover/lab/lab/cmd/lab/app/flink"
 	"github.com/karmada-failover/lab/lab/cmd/lab/app/kwokstages"
 	"github.com/karmada-failover/lab/lab/cmd/lab/app/member"
@@ -40,7 +41,7 @@ and others (docs/LAB.md, "The lab and the e2e scenarios").`,
 	}
 	cmd.AddCommand(
 		up.NewCommand(), down.NewCommand(), clean.NewCommand(), status.NewCommand(), env.NewCommand(),
-		member.NewCommand(), taint.NewCommand(), cluster.NewCommand(), failpods.NewCommand(),
+		member.NewCommand(), fault.NewCommand(), taint.NewCommand(), cluster.NewCommand(), failpods.NewCommand(),
 		flink.NewCommand(), restore.NewCommand(), kwokstages.NewCommand(), docker.NewCommand(),
 		newGenDocs(),
 	)

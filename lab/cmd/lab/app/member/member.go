@@ -33,7 +33,10 @@ func newStop() *cobra.Command {
 killed (docker kill) or stopped.`,
 		Args: cobra.ExactArgs(1),
 		RunE: options.OnLab(func(cmd *cobra.Command, p lab.Provider, args []string) error {
-			if err := p.StopCluster(cmd.Context(), args[0], graceful); err != nil {
+			if _, err := p.Config().Member(args[0]); err != nil {
+				return err
+			}
+			if err := p.StopComponent(cmd.Context(), args[0], !graceful); err != nil {
 				return err
 			}
 			how := "crashed (SIGKILL, no grace)"
@@ -57,7 +60,10 @@ the member's nodes again (about 3.5 minutes after a restart on 2 cores: kwok's
 controller is slow to pick its nodes up again).`,
 		Args: cobra.ExactArgs(1),
 		RunE: options.OnLab(func(cmd *cobra.Command, p lab.Provider, args []string) error {
-			if err := p.StartCluster(cmd.Context(), args[0]); err != nil {
+			if _, err := p.Config().Member(args[0]); err != nil {
+				return err
+			}
+			if err := p.StartComponent(cmd.Context(), args[0], lab.StartOptions{}); err != nil {
 				return err
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "%s is running again.\n", args[0])
