@@ -178,6 +178,8 @@ var ComponentFaults = []ComponentFault{
 		Doc: "the S3 checkpoint store stops: connections to it are refused; started again on its data"},
 	{Fault: FaultKillController, Component: ControllerManagerComponent, Kill: true,
 		Doc: "karmada-controller-manager crashes (SIGKILL), wherever it is in a reconcile"},
+	{Fault: "kill-scheduler", Component: SchedulerComponent, Kill: true,
+		Doc: "karmada-scheduler crashes (SIGKILL): nothing is scheduled until it is back"},
 	{Fault: FaultRestartRunner, Component: MemberComponent(memberPlaceholder, RunnerComponent),
 		Doc: "a member's FlinkDeployment runner (the operator stand-in) stops with its jobs and starts again: it recovers each job under its id"},
 }
