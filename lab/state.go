@@ -73,12 +73,8 @@ func WriteState(cfg *config.Config, s *State) error {
 
 // NewState is the record of a lab of cfg about to be brought up.
 func NewState(cfg *config.Config) *State {
-	s := &State{Provider: cfg.Provider, Karmada: cfg.Karmada, StartedAt: time.Now().UTC(),
+	return &State{Provider: cfg.Provider, Karmada: cfg.Karmada, StartedAt: time.Now().UTC(), Members: cfg.MemberNames(),
 		FailoverHistoryLimit: cfg.FailoverHistoryLimit, NodesPerMember: cfg.NodesPerMember}
-	for _, m := range cfg.MemberList() {
-		s.Members = append(s.Members, m.Name())
-	}
-	return s
 }
 
 // ComponentStatus is one row of `make lab-status`.

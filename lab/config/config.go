@@ -225,6 +225,15 @@ func (c *Config) MemberList() []Member {
 	return out
 }
 
+// MemberNames are the names of the lab's members, in order.
+func (c *Config) MemberNames() []string {
+	out := make([]string, 0, c.Members)
+	for _, m := range c.MemberList() {
+		out = append(out, m.Name())
+	}
+	return out
+}
+
 // MaxMembers is the most members a lab has (LAB_MEMBERS).
 const MaxMembers = 20
 

@@ -156,7 +156,7 @@ func (l *Lab) installCheckpointStore(ctx context.Context) error {
 	if hostIP == "" {
 		return errors.New("the host cluster's node container has no IP address on the kind network")
 	}
-	for _, m := range l.members() {
+	for _, m := range l.Cfg.MemberNames() {
 		f, err := l.render("checkpoint-store-member.yaml", "checkpoint-store-"+m+".yaml", map[string]any{"HostIP": hostIP, "NodePort": MinIONodePort})
 		if err != nil {
 			return err
@@ -218,7 +218,7 @@ func (l *Lab) installOperators(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	for _, m := range l.members() {
+	for _, m := range l.Cfg.MemberNames() {
 		if err := l.helmInstall(ctx, m, CertManager, "--set", "crds.enabled=true"); err != nil {
 			return err
 		}
@@ -228,7 +228,7 @@ func (l *Lab) installOperators(ctx context.Context) error {
 	}
 	// Karmada needs the operator's CRD to accept FlinkDeployment templates: copy
 	// the one the chart installed on member1.
-	k, err := l.kubeOn(l.members()[0])
+	k, err := l.kubeOn(l.Cfg.MemberNames()[0])
 	if err != nil {
 		return err
 	}
@@ -329,7 +329,7 @@ func (l *Lab) installRestore(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	for _, m := range l.members() {
+	for _, m := range l.Cfg.MemberNames() {
 		f, err := l.render("restore-webhook.yaml", "restore-webhook-"+m+".yaml", map[string]any{"Image": l.RestoreWebhookImage(), "Port": l.Cfg.Ports.RestoreWebhook,
 			"Member": m, "AccessKey": creds.AccessKey, "SecretKey": creds.SecretKey})
 		if err != nil {
@@ -363,7 +363,7 @@ func (l *Lab) installRestore(ctx context.Context) error {
 }
 
 func (l *Lab) renderFlinkDemo(creds *S3Credentials) error {
-	_, err := l.render("flink-demo.yaml", "flink-demo.yaml", FlinkDemoData(l.FlinkJobImage(), l.members(), creds))
+	_, err := l.render("flink-demo.yaml", "flink-demo.yaml", FlinkDemoData(l.FlinkJobImage(), l.Cfg.MemberNames(), creds))
 	return err
 }
 

@@ -62,11 +62,7 @@ const (
 
 // ClusterNames lists the kind clusters of the lab: the host, then the members.
 func ClusterNames(cfg *config.Config) []string {
-	names := []string{HostCluster}
-	for _, m := range cfg.MemberList() {
-		names = append(names, m.Name())
-	}
-	return names
+	return append([]string{HostCluster}, cfg.MemberNames()...)
 }
 
 // NodeContainer is the Docker container of a cluster's single node; stopping it

@@ -51,7 +51,7 @@ func (l *Lab) installFlink(ctx context.Context) error {
 	if err := karmada.applyFile(ctx, crd); err != nil {
 		return err
 	}
-	for _, m := range l.members() {
+	for _, m := range l.Cfg.MemberNames() {
 		k, err := l.kubeOn(m)
 		if err != nil {
 			return err
@@ -66,7 +66,7 @@ func (l *Lab) installFlink(ctx context.Context) error {
 			return err
 		}
 	}
-	for _, m := range l.members() {
+	for _, m := range l.Cfg.MemberNames() {
 		if err := l.waitRunner(ctx, m); err != nil {
 			return err
 		}

@@ -97,7 +97,7 @@ func (l *Lab) loadImages(ctx context.Context) error {
 	if err := l.kindLoad(ctx, HostCluster, l.hostImages()...); err != nil {
 		return err
 	}
-	for _, m := range l.members() {
+	for _, m := range l.Cfg.MemberNames() {
 		if err := l.kindLoad(ctx, m, l.memberImages()...); err != nil {
 			return err
 		}
@@ -433,7 +433,7 @@ func (l *Lab) writeKubeconfigs(ctx context.Context) error {
 		return fmt.Errorf("karmada-host context: %w", err)
 	}
 	_ = os.Remove(l.Cfg.MembersKubeconfig())
-	for _, m := range l.members() {
+	for _, m := range l.Cfg.MemberNames() {
 		if err := kubeconfig.MergeContext(l.Cfg.MembersKubeconfig(), l.kubeconfigOf(m), "kind-"+m, m); err != nil {
 			return fmt.Errorf("%s context: %w", m, err)
 		}
@@ -451,7 +451,7 @@ func (l *Lab) joinMembers(ctx context.Context) error {
 		return err
 	}
 	clusters := karmada.dyn.Resource(clusterResource)
-	for _, m := range l.members() {
+	for _, m := range l.Cfg.MemberNames() {
 		if _, err := clusters.Get(ctx, m, metav1.GetOptions{}); apierrors.IsNotFound(err) {
 			if _, err := l.run(ctx, "join-"+m, l.Cfg.Bins.Karmadactl, "join", m,
 				"--kubeconfig", l.Cfg.KarmadaKubeconfig(), "--karmada-context", config.KarmadaContext,
@@ -466,7 +466,7 @@ func (l *Lab) joinMembers(ctx context.Context) error {
 			return fmt.Errorf("Cluster %s: setting its apiEndpoint: %w", m, err)
 		}
 	}
-	for _, m := range l.members() {
+	for _, m := range l.Cfg.MemberNames() {
 		err := poll.Until(ctx, 3*time.Minute, 2*time.Second, "Cluster "+m+" Ready", func(ctx context.Context) (bool, error) {
 			c, err := clusters.Get(ctx, m, metav1.GetOptions{})
 			if err != nil {

@@ -98,7 +98,7 @@ func (l *Lab) loadKyvernoImages(ctx context.Context, dir string) error {
 	if len(images) != 2 {
 		return fmt.Errorf("build-kyverno-images.sh printed %q, want two image references", out)
 	}
-	for _, m := range l.members() {
+	for _, m := range l.Cfg.MemberNames() {
 		if err := l.kindLoad(ctx, m, images...); err != nil {
 			return err
 		}
@@ -181,7 +181,7 @@ func (l *Lab) waitKyvernoAdmission(ctx context.Context, member string) error {
 // running either way: the policy calls its /locate.
 func (l *Lab) switchRestore(ctx context.Context, mode string) error {
 	if mode == config.RestoreWebhook {
-		for _, m := range l.members() {
+		for _, m := range l.Cfg.MemberNames() {
 			if err := l.registerRestoreWebhook(ctx, m); err != nil {
 				return err
 			}
@@ -201,7 +201,7 @@ func (l *Lab) switchRestore(ctx context.Context, mode string) error {
 			return err
 		}
 	}
-	for _, m := range l.members() {
+	for _, m := range l.Cfg.MemberNames() {
 		if err := l.installKyverno(ctx, m, dir); err != nil {
 			return fmt.Errorf("%s: %w (the restore webhook still restores there; run the switch again, either way)", m, err)
 		}

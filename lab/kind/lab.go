@@ -90,7 +90,7 @@ func (l *Lab) Plan(_ context.Context, out io.Writer) (*lab.Plan, error) {
 		}
 	}
 	l.planned = true
-	members := l.members()
+	members := l.Cfg.MemberNames()
 	st := lab.NewState(l.Cfg)
 	st.Restore = l.restore
 	st.Logs = []string{l.Cfg.LogDir()}
@@ -129,13 +129,6 @@ func (l *Lab) Plan(_ context.Context, out io.Writer) (*lab.Plan, error) {
 	return &lab.Plan{State: st, Steps: list, Recorded: recorded}, nil
 }
 
-func (l *Lab) members() []string {
-	var m []string
-	for _, member := range l.Cfg.MemberList() {
-		m = append(m, member.Name())
-	}
-	return m
-}
 
 func (l *Lab) writeState(st *lab.State) error { return lab.WriteState(l.Cfg, st) }
 
