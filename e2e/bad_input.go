@@ -77,27 +77,16 @@ func BadInputSpec(ctx context.Context, inputGetter func() BadInputSpecInput) {
 		dest := e.waitMovedAway(ctx, name, source)[0]
 
 		By("a Warning event on the binding names the rule that extracted nothing")
-		e.eventually(ctx, "wait-scheduled", func(g Gomega, ctx context.Context) {
-			evs, err := k.Kube().CoreV1().Events(e.ns).List(ctx, metav1.ListOptions{})
-			g.Expect(err).NotTo(HaveOccurred())
-			var found []corev1.Event
-			for _, ev := range evs.Items {
-				if ev.Reason == "PreservedStateExtractionFailed" && ev.InvolvedObject.Kind == "ResourceBinding" {
-					found = append(found, ev)
-				}
-			}
-			g.Expect(found).NotTo(BeEmpty())
-			g.Expect(found[0].Type).To(Equal(corev1.EventTypeWarning))
-			g.Expect(found[0].Message).To(ContainSubstring(source))
-			g.Expect(found[0].Message).To(ContainSubstring(missingStateLabel))
-		}).Should(Succeed())
+		framework.WaitForEvent(ctx, framework.WaitForEventInput{
+			Getter: k, Namespace: e.ns, InvolvedKind: "ResourceBinding",
+			Type: corev1.EventTypeWarning, Reason: "PreservedStateExtractionFailed", MessageContains: []string{source, missingStateLabel},
+		}, e.cfg.GetIntervals(e.name, "wait-scheduled")...)
 
 		By("the failover is recorded and the destination marked; the long value is an annotation")
-		e.eventually(ctx, "wait-scheduled", func(g Gomega, ctx context.Context) {
-			h := e.history(ctx, name)
-			g.Expect(h).To(HaveLen(1))
-			g.Expect(h[0].ClustersAfterFailover).To(Equal([]string{dest}))
-		}).Should(Succeed())
+		framework.WaitForFailoverHistory(ctx, framework.WaitForFailoverHistoryInput{
+			Karmada: k, Namespace: e.ns, Name: name, Kind: "Deployment",
+			Items: []framework.FailoverItem{{After: []string{dest}}},
+		}, e.cfg.GetIntervals(e.name, "wait-scheduled")...)
 		labels, annotations = e.memberMeta(ctx, dest, name)
 		Expect(labels).To(HaveKeyWithValue(workv1alpha2.FailoverReasonLabel, "ClusterFailure"))
 		Expect(annotations).To(HaveKeyWithValue(workv1alpha2.FailoverFromAnnotation, source))

@@ -66,8 +66,8 @@ func CheckpointStoreRestartSpec(ctx context.Context, inputGetter func() Checkpoi
 
 		By("the checkpoint store starts again on its data")
 		Expect(labapi.Heal(ctx, input.Lab.Provider, labapi.FaultStopCheckpointStore, "", labapi.StartOptions{})).To(Succeed())
-		e.eventually(ctx, "wait-available", func(ctx context.Context) error { return held.Probe(ctx, bucket, e.ns) }).
-			Should(Succeed(), "the store takes the requests of the clients that were running before it stopped")
+		framework.WaitForCheckpointStore(ctx, framework.WaitForCheckpointStoreInput{Store: &held, Bucket: bucket, Prefix: e.ns},
+			e.cfg.GetIntervals(e.name, "wait-available")...)
 		got, err := held.Get(ctx, bucket, key)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(bytes.Equal(got, body)).To(BeTrue(), "what was written before the restart is there: %q", got)

@@ -10,13 +10,11 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
 	policyv1alpha1 "github.com/karmada-io/karmada/pkg/apis/policy/v1alpha1"
 
-	workv1alpha2 "github.com/karmada-failover/lab/apis/work/v1alpha2"
 	"github.com/karmada-failover/lab/e2e/framework"
 )
 
@@ -71,38 +69,16 @@ func ClusterScopedSpec(ctx context.Context, inputGetter func() ClusterScopedSpec
 		}, metav1.CreateOptions{})
 		Expect(err).NotTo(HaveOccurred())
 
-		crbName := framework.BindingName(name, "ClusterRole")
-		var source string
-		e.eventually(ctx, "wait-available", func(g Gomega, ctx context.Context) {
-			crb, err := k.Failover().WorkV1alpha2().ClusterResourceBindings().Get(ctx, crbName, metav1.GetOptions{})
-			g.Expect(err).NotTo(HaveOccurred())
-			g.Expect(crb.Spec.Clusters).To(HaveLen(1))
-			source = crb.Spec.Clusters[0].Name
-			_, err = input.Lab.Member(source).Kube().RbacV1().ClusterRoles().Get(ctx, name, metav1.GetOptions{})
-			g.Expect(err).NotTo(HaveOccurred())
-		}).Should(Succeed())
+		source := framework.WaitForClusterRolePlaced(ctx, framework.WaitForClusterRolePlacedInput{Lab: input.Lab, Name: name},
+			e.cfg.GetIntervals(e.name, "wait-available")...)
 
 		e.taint(ctx, source, "lab.karmada.io/fault")
-		var dest string
-		e.eventually(ctx, "wait-failover", func(g Gomega, ctx context.Context) {
-			crb, err := k.Failover().WorkV1alpha2().ClusterResourceBindings().Get(ctx, crbName, metav1.GetOptions{})
-			g.Expect(err).NotTo(HaveOccurred())
-			g.Expect(crb.Spec.Clusters).To(HaveLen(1))
-			dest = crb.Spec.Clusters[0].Name
-			g.Expect(dest).NotTo(Equal(source))
-			g.Expect(crb.Status.FailoverHistory).To(HaveLen(1))
-			g.Expect(crb.Status.FailoverHistory[0].Reason).To(BeEquivalentTo("ClusterFailure"))
-			g.Expect(crb.Status.FailoverHistory[0].ClustersBeforeFailover).To(Equal([]string{source}))
-			g.Expect(crb.Status.FailoverHistory[0].ClustersAfterFailover).To(Equal([]string{dest}))
-			cr, err := input.Lab.Member(dest).Kube().RbacV1().ClusterRoles().Get(ctx, name, metav1.GetOptions{})
-			g.Expect(err).NotTo(HaveOccurred())
-			g.Expect(cr.Labels).To(HaveKeyWithValue(workv1alpha2.FailoverReasonLabel, "ClusterFailure"))
-			g.Expect(cr.Annotations).To(HaveKeyWithValue(workv1alpha2.FailoverFromAnnotation, source))
-		}).Should(Succeed())
-		e.eventually(ctx, "wait-cleanup", func(ctx context.Context) bool {
-			_, err := input.Lab.Member(source).Kube().RbacV1().ClusterRoles().Get(ctx, name, metav1.GetOptions{})
-			return apierrors.IsNotFound(err)
-		}).Should(BeTrue(), "purge mode Directly removes the ClusterRole from %s", source)
+		framework.WaitForClusterRoleFailover(ctx, framework.WaitForClusterRoleFailoverInput{Lab: input.Lab, Name: name, Source: source},
+			e.cfg.GetIntervals(e.name, "wait-failover")...)
+		By("purge mode Directly removes the ClusterRole from " + source)
+		framework.WaitForObjectDeleted(ctx, framework.WaitForObjectDeletedInput{
+			Getter: input.Lab.Member(source), GVR: framework.ClusterRoleGVR, Name: name,
+		}, e.cfg.GetIntervals(e.name, "wait-cleanup")...)
 	})
 
 	AfterEach(func(ctx SpecContext) { e.finish(ctx) }, NodeTimeout(finishTimeout))

@@ -72,20 +72,14 @@ func ConsecutiveFailoversSpec(ctx context.Context, inputGetter func() Consecutiv
 			if want > input.HistoryLimit {
 				want = input.HistoryLimit
 			}
-			kept := moves[len(moves)-want:]
-			e.eventually(ctx, "wait-scheduled", func(g Gomega, ctx context.Context) {
-				h := e.history(ctx, name)
-				g.Expect(h).To(HaveLen(want))
-				for j, item := range h {
-					g.Expect(item.Reason).To(BeEquivalentTo("ClusterFailure"))
-					g.Expect(item.ClustersBeforeFailover).To(Equal([]string{kept[j].from}), "item %d", j)
-					g.Expect(item.ClustersAfterFailover).To(Equal([]string{kept[j].to}), "item %d", j)
-					g.Expect(item.PreservedLabelState).To(HaveKeyWithValue(stateLabel, "1"), "item %d: the state of each failover stays in the history", j)
-					if j > 0 {
-						g.Expect(item.StartTime.Before(&h[j-1].StartTime)).To(BeFalse(), "oldest first")
-					}
-				}
-			}).Should(Succeed())
+			var kept []framework.FailoverItem
+			for _, m := range moves[len(moves)-want:] {
+				kept = append(kept, framework.FailoverItem{Before: []string{m.from}, After: []string{m.to}, State: map[string]string{stateLabel: "1"}})
+			}
+			framework.WaitForFailoverHistory(ctx, framework.WaitForFailoverHistoryInput{
+				Karmada: input.Lab.Karmada, Namespace: e.ns, Name: name, Kind: "Deployment",
+				Reason: "ClusterFailure", Items: kept, OldestFirst: true,
+			}, e.cfg.GetIntervals(e.name, "wait-scheduled")...)
 			labels, annotations := e.memberMeta(ctx, dest, name)
 			Expect(labels).To(HaveKeyWithValue(workv1alpha2.FailoverReasonLabel, "ClusterFailure"))
 			Expect(annotations).To(HaveKeyWithValue(workv1alpha2.FailoverFromAnnotation, moves[len(moves)-1].from), "the marker names the newest failover")

@@ -5,14 +5,12 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"slices"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -132,41 +130,16 @@ func killDuringFailover(ctx context.Context, e *specEnv, name, source, dest stri
 	// The history item of this failover: from source, started after the taint
 	// (the API server's clock stamps both, in whole seconds).
 	tainted := time.Now().Add(-time.Second).Truncate(time.Second)
-	ours := func(h []workv1alpha2.FailoverHistoryItem) []workv1alpha2.FailoverHistoryItem {
-		var out []workv1alpha2.FailoverHistoryItem
-		for _, item := range h {
-			if !item.StartTime.Time.Before(tainted) && slices.Equal(item.ClustersBeforeFailover, []string{source}) {
-				out = append(out, item)
-			}
-		}
-		return out
-	}
 	e.timeline.Mark(fmt.Sprintf("failover %d: failure injected on %s", n, source))
 	const faultKey = "lab.karmada.io/fault"
 	Expect(e.lab.TaintCluster(ctx, source, faultKey, "e2e", false)).To(Succeed())
 	e.cleanups = append(e.cleanups, func(ctx context.Context) { _ = e.lab.TaintCluster(ctx, source, faultKey, "", true) })
-	e.eventually(ctx, "wait-failover", func(g Gomega, ctx context.Context) {
-		rb, err := framework.GetBinding(ctx, k, e.ns, binding)
-		g.Expect(err).NotTo(HaveOccurred())
-		labels, annotations := e.memberMeta(ctx, dest, name)
-		marked := labels[workv1alpha2.FailoverReasonLabel] == "ClusterFailure" && annotations[workv1alpha2.FailoverTimeAnnotation] != "" &&
-			!mustParseTime(annotations[workv1alpha2.FailoverTimeAnnotation]).Before(tainted)
-		switch at {
-		case KillAfterTask:
-			var task bool
-			for _, t := range rb.Spec.GracefulEvictionTasks {
-				task = task || t.FromCluster == source
-			}
-			g.Expect(task).To(BeTrue(), "an eviction task from %s", source)
-			g.Expect(ours(rb.Status.FailoverHistory)).To(BeEmpty())
-		case KillAfterHistory:
-			g.Expect(ours(rb.Status.FailoverHistory)).To(HaveLen(1))
-			g.Expect(marked).To(BeFalse(), "the marked Work is held")
-		case KillAfterMarker:
-			g.Expect(ours(rb.Status.FailoverHistory)).To(HaveLen(1))
-			g.Expect(marked).To(BeTrue(), "%s marked for this failover", dest)
-		}
-	}).Should(Succeed())
+	stage := map[KillPoint]framework.FailoverStage{
+		KillAfterTask: framework.FailoverEvicting, KillAfterHistory: framework.FailoverRecorded, KillAfterMarker: framework.FailoverMarked,
+	}[at]
+	framework.WaitForFailoverStage(ctx, framework.WaitForFailoverStageInput{
+		Lab: e.lab, Namespace: e.ns, Name: name, Source: source, Destination: dest, Since: tainted, Reason: "ClusterFailure", Stage: stage,
+	}, e.cfg.GetIntervals(e.name, "wait-failover")...)
 	e.timeline.Mark(fmt.Sprintf("failover %d reached: %s", n, at))
 	Expect(labapi.Inject(ctx, e.lab.Provider, labapi.FaultKillController, "")).To(Succeed())
 	e.timeline.Mark("karmada-controller-manager killed (SIGKILL)")
@@ -180,34 +153,19 @@ func killDuringFailover(ctx context.Context, e *specEnv, name, source, dest stri
 	e.timeline.Mark("karmada-controller-manager started again")
 
 	Expect(e.waitMovedAway(ctx, name, source)).To(Equal([]string{dest}))
-	e.eventually(ctx, "wait-scheduled", func(g Gomega, ctx context.Context) {
-		items := ours(e.history(ctx, name))
-		g.Expect(items).To(HaveLen(1), "failover %d recorded once", n)
-		g.Expect(items[0].ClustersAfterFailover).To(Equal([]string{dest}))
-		labels, annotations := e.memberMeta(ctx, dest, name)
-		g.Expect(labels).To(HaveKeyWithValue(workv1alpha2.FailoverReasonLabel, "ClusterFailure"))
-		g.Expect(annotations).To(HaveKeyWithValue(workv1alpha2.FailoverTimeAnnotation, items[0].StartTime.UTC().Format(time.RFC3339)))
-	}).Should(Succeed())
+	framework.WaitForFailoverRecordedOnce(ctx, framework.WaitForFailoverRecordedOnceInput{
+		Lab: e.lab, Namespace: e.ns, Name: name, Source: source, Destination: dest, Since: tainted, Reason: "ClusterFailure",
+	}, e.cfg.GetIntervals(e.name, "wait-scheduled")...)
 	// The failover is over once its eviction task is retired. The next failure, of
 	// dest, would otherwise find source still "in the process of eviction", and the
 	// scheduler (upstream's rule) would place the workload nowhere until the task timed
 	// out: on kind, where the restarted controller's member informers take seconds to
 	// sync, the next taint came before the retirement and the spec waited in vain.
-	e.eventually(ctx, "wait-failover", func(g Gomega, ctx context.Context) {
-		rb, err := framework.GetBinding(ctx, k, e.ns, binding)
-		g.Expect(err).NotTo(HaveOccurred())
-		for _, t := range rb.Spec.GracefulEvictionTasks {
-			g.Expect(t.FromCluster).NotTo(Equal(source), "the eviction task from %s is retired", source)
-		}
-	}).Should(Succeed())
+	framework.WaitForEvictionTasksRetired(ctx, framework.WaitForEvictionTasksRetiredInput{
+		Karmada: k, Namespace: e.ns, Name: name, Kind: "Deployment", From: source,
+	}, e.cfg.GetIntervals(e.name, "wait-failover")...)
 	Expect(e.lab.TaintCluster(ctx, source, faultKey, "", true)).To(Succeed())
 	e.timeline.Mark(fmt.Sprintf("failover %d recorded once, %s marked, its eviction over; %s untainted", n, dest, source))
-}
-
-func mustParseTime(s string) time.Time {
-	t, err := time.Parse(time.RFC3339, s)
-	Expect(err).NotTo(HaveOccurred(), "failover time %q", s)
-	return t
 }
 
 // holdHistory denies every status write of the spec's binding that adds a
@@ -227,17 +185,20 @@ func holdHistory(ctx context.Context, e *specEnv, binding string, n int) *framew
 	Expect(err).NotTo(HaveOccurred())
 	By("holding the history write of " + binding + " at the API server")
 	rbs := k.Dynamic().Resource(schema.GroupVersionResource{Group: "work.karmada.io", Version: "v1alpha2", Resource: "resourcebindings"}).Namespace(e.ns)
-	e.eventually(ctx, "wait-scheduled", func(g Gomega, ctx context.Context) {
+	framework.WaitForHoldEnforced(ctx, framework.WaitForHoldEnforcedInput{What: "a history write", Write: func(ctx context.Context) error {
 		rb, err := rbs.Get(ctx, binding, metav1.GetOptions{})
-		g.Expect(err).NotTo(HaveOccurred())
+		if err != nil {
+			return fmt.Errorf("reading the binding: %w", err)
+		}
 		probe := map[string]interface{}{"startTime": metav1.Now().UTC().Format(time.RFC3339), "reason": "ClusterFailure",
 			"clustersBeforeFailover": []interface{}{"probe"}}
 		items, _, _ := unstructured.NestedSlice(rb.Object, "status", "failoverHistory")
-		g.Expect(unstructured.SetNestedSlice(rb.Object, append(items, probe), "status", "failoverHistory")).To(Succeed())
+		if err := unstructured.SetNestedSlice(rb.Object, append(items, probe), "status", "failoverHistory"); err != nil {
+			return fmt.Errorf("adding a history item: %w", err)
+		}
 		_, err = rbs.UpdateStatus(ctx, rb, metav1.UpdateOptions{DryRun: []string{metav1.DryRunAll}})
-		g.Expect(apierrors.IsInvalid(err) || apierrors.IsForbidden(err)).To(BeTrue(), "the hold denies a history write (got %v)", err)
-		g.Expect(err.Error()).To(ContainSubstring("held by the e2e suite"))
-	}).Should(Succeed())
+		return err
+	}}, e.cfg.GetIntervals(e.name, "wait-scheduled")...)
 	return hold
 }
 
@@ -263,10 +224,9 @@ func holdMarkedWork(ctx context.Context, e *specEnv, dest string, n int) *framew
 				e.ns, workv1alpha2.FailoverReasonLabel)),
 		}}}}},
 	}
-	e.eventually(ctx, "wait-scheduled", func(g Gomega, ctx context.Context) {
+	framework.WaitForHoldEnforced(ctx, framework.WaitForHoldEnforcedInput{What: "a marked Work", Write: func(ctx context.Context) error {
 		_, err := k.Karmada().WorkV1alpha1().Works(execNS).Create(ctx, probe, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
-		g.Expect(apierrors.IsInvalid(err) || apierrors.IsForbidden(err)).To(BeTrue(), "the hold denies a marked Work (got %v)", err)
-		g.Expect(err.Error()).To(ContainSubstring("held by the e2e suite"))
-	}).Should(Succeed())
+		return err
+	}}, e.cfg.GetIntervals(e.name, "wait-scheduled")...)
 	return hold
 }

@@ -65,12 +65,10 @@ func DividedFailoverSpec(ctx context.Context, inputGetter func() DividedFailover
 		}
 		Expect(added).NotTo(BeEmpty(), "the failed cluster's replicas went to a third cluster")
 
-		e.eventually(ctx, "wait-scheduled", func(g Gomega, ctx context.Context) {
-			h := e.history(ctx, name)
-			g.Expect(h).To(HaveLen(1))
-			g.Expect(h[0].ClustersBeforeFailover).To(ConsistOf(failed, kept))
-			g.Expect(h[0].ClustersAfterFailover).To(ConsistOf(added, kept))
-		}).Should(Succeed())
+		framework.WaitForFailoverHistory(ctx, framework.WaitForFailoverHistoryInput{
+			Karmada: input.Lab.Karmada, Namespace: e.ns, Name: name, Kind: "Deployment",
+			Items: []framework.FailoverItem{{Before: []string{failed, kept}, After: []string{added, kept}}},
+		}, e.cfg.GetIntervals(e.name, "wait-scheduled")...)
 		labels, annotations := e.memberMeta(ctx, added, name)
 		Expect(labels).To(HaveKeyWithValue(workv1alpha2.FailoverReasonLabel, "ClusterFailure"))
 		Expect(annotations[workv1alpha2.FailoverFromAnnotation]).To(ContainSubstring(failed))
@@ -101,23 +99,23 @@ func DividedFailoverSpec(ctx context.Context, inputGetter func() DividedFailover
 		Expect(after).To(HaveLen(1))
 		dest := after[0]
 
-		var history []workv1alpha2.FailoverHistoryItem
-		e.eventually(ctx, "wait-scheduled", func(g Gomega, ctx context.Context) {
-			history = e.history(ctx, name)
-			seen := tasks.seen()
-			g.Expect(seen).To(HaveLen(len(history)), "one item per eviction task the binding had: tasks %v", seen)
-			var from []string
-			for _, item := range history {
-				g.Expect(item.Reason).To(BeEquivalentTo("ClusterFailure"))
-				g.Expect(item.Evictions).To(HaveLen(1))
-				g.Expect(item.ClustersAfterFailover).NotTo(BeEmpty(), "the placement after each failover is known")
-				ev := item.Evictions[0]
-				g.Expect(seen).To(ContainElement(evictionTask{ev.FromCluster, ev.CreationTimestamp.Unix()}), "the item records a task the binding had")
-				from = append(from, ev.FromCluster)
-			}
-			g.Expect(from).To(ContainElements(placed[0], placed[1]), "both failed clusters recorded")
-			g.Expect(placed).To(ContainElements(from), "only the failed clusters recorded")
-		}).Should(Succeed())
+		history := framework.WaitForFailoverHistory(ctx, framework.WaitForFailoverHistoryInput{
+			Karmada: input.Lab.Karmada, Namespace: e.ns, Name: name, Kind: "Deployment", Reason: "ClusterFailure",
+			Check: func(g Gomega, history []workv1alpha2.FailoverHistoryItem) {
+				seen := tasks.seen()
+				g.Expect(seen).To(HaveLen(len(history)), "one item per eviction task the binding had: tasks %v", seen)
+				var from []string
+				for _, item := range history {
+					g.Expect(item.Evictions).To(HaveLen(1))
+					g.Expect(item.ClustersAfterFailover).NotTo(BeEmpty(), "the placement after each failover is known")
+					ev := item.Evictions[0]
+					g.Expect(seen).To(ContainElement(evictionTask{ev.FromCluster, ev.CreationTimestamp.Unix()}), "the item records a task the binding had")
+					from = append(from, ev.FromCluster)
+				}
+				g.Expect(from).To(ContainElements(placed[0], placed[1]), "both failed clusters recorded")
+				g.Expect(placed).To(ContainElements(from), "only the failed clusters recorded")
+			},
+		}, e.cfg.GetIntervals(e.name, "wait-scheduled")...)
 		if len(history) > 2 {
 			GinkgoWriter.Printf("Karmada evicted a cluster twice (%d eviction tasks), each recorded once\n", len(history))
 		}
@@ -149,18 +147,9 @@ func DividedFailoverSpec(ctx context.Context, inputGetter func() DividedFailover
 		}
 		e.timeline.Mark("pods failing on " + placed[0] + " and " + placed[1])
 		By("seeing Karmada report the Deployment Unhealthy on both clusters")
-		e.eventually(ctx, "wait-failover", func(g Gomega, ctx context.Context) {
-			rb, err := framework.GetBinding(ctx, input.Lab.Karmada, e.ns, framework.BindingName(name, "Deployment"))
-			g.Expect(err).NotTo(HaveOccurred())
-			unhealthy := 0
-			for _, s := range rb.Status.AggregatedStatus {
-				if s.Health == workv1alpha2.ResourceUnhealthy {
-					unhealthy++
-				}
-			}
-			g.Expect(unhealthy).To(Equal(2), "aggregated status: %+v", rb.Status.AggregatedStatus)
-			g.Expect(rb.Spec.GracefulEvictionTasks).To(BeEmpty(), "still within the toleration")
-		}).Should(Succeed())
+		framework.WaitForWorkloadUnhealthy(ctx, framework.WaitForWorkloadUnhealthyInput{
+			Karmada: input.Lab.Karmada, Namespace: e.ns, Name: name, Kind: "Deployment", Clusters: 2,
+		}, e.cfg.GetIntervals(e.name, "wait-failover")...)
 		// Application failover keeps the time a cluster turned unhealthy in memory. Killing
 		// karmada-controller-manager while both clusters are unhealthy makes the restarted
 		// controller see both in its first pass, so their tolerations end together and it evicts
@@ -178,10 +167,12 @@ func DividedFailoverSpec(ctx context.Context, inputGetter func() DividedFailover
 		dest := after[0]
 		e.timeline.Mark("moved to " + dest)
 
-		history := waitFailoversFrom(ctx, e, name, "ApplicationFailure", placed, func(g Gomega, item workv1alpha2.FailoverHistoryItem) {
-			g.Expect(item.ClustersBeforeFailover).To(ConsistOf(placed[0], placed[1]))
-			g.Expect(item.ClustersAfterFailover).To(Equal([]string{dest}), "the placement after the failovers, recorded on both")
-		})
+		// One item per cluster moved away from, each with the placement after the failovers.
+		both := framework.FailoverItem{Before: []string{placed[0], placed[1]}, After: []string{dest}}
+		history := framework.WaitForFailoverHistory(ctx, framework.WaitForFailoverHistoryInput{
+			Karmada: input.Lab.Karmada, Namespace: e.ns, Name: name, Kind: "Deployment", Reason: "ApplicationFailure",
+			Items: []framework.FailoverItem{both, both}, EvictedFrom: placed,
+		}, e.cfg.GetIntervals(e.name, "wait-scheduled")...)
 		Expect(history[0].Evictions[0].CreationTimestamp.Unix()).To(Equal(history[1].Evictions[0].CreationTimestamp.Unix()),
 			"both clusters evicted in one pass, in the same second")
 		Expect(history[0].StartTime.Unix()).To(Equal(history[1].StartTime.Unix()))
@@ -247,25 +238,4 @@ func watchEvictionTasks(ctx context.Context, e *specEnv, binding string) *evicti
 		}
 	}()
 	return t
-}
-
-// waitFailoversFrom waits until the history holds exactly one item per source cluster, each
-// with the reason and the eviction of its own source, and each passing check; it returns the
-// history.
-func waitFailoversFrom(ctx context.Context, e *specEnv, name, reason string, sources []string,
-	check func(g Gomega, item workv1alpha2.FailoverHistoryItem)) []workv1alpha2.FailoverHistoryItem {
-	var history []workv1alpha2.FailoverHistoryItem
-	e.eventually(ctx, "wait-scheduled", func(g Gomega, ctx context.Context) {
-		history = e.history(ctx, name)
-		g.Expect(history).To(HaveLen(len(sources)), "one item per cluster moved away from")
-		var from []string
-		for _, item := range history {
-			g.Expect(item.Reason).To(BeEquivalentTo(reason))
-			g.Expect(item.Evictions).To(HaveLen(1))
-			from = append(from, item.Evictions[0].FromCluster)
-			check(g, item)
-		}
-		g.Expect(from).To(ConsistOf(sources))
-	}).Should(Succeed())
-	return history
 }

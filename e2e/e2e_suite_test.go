@@ -91,8 +91,7 @@ var _ = SynchronizedBeforeSuite(func(ctx SpecContext) []byte {
 	}
 	Expect(os.MkdirAll(artifacts, 0o755)).To(Succeed())
 	for _, m := range lab.MemberNames() {
-		Eventually(func(ctx context.Context) (bool, error) { return lab.ClusterReady(ctx, m) }).WithContext(ctx).
-			WithTimeout(e2eConfig.GetIntervals("suite", "wait-cluster-ready")[0].(time.Duration)).Should(BeTrue(), "cluster %s Ready", m)
+		framework.WaitForClusterReady(ctx, framework.WaitForClusterReadyInput{Lab: lab, Cluster: m}, e2eConfig.GetIntervals("suite", "wait-cluster-ready")...)
 	}
 }, NodeTimeout(45*time.Minute)) // a cold kind lab takes its time (images, charts)
 

@@ -12,7 +12,6 @@ import (
 	. "github.com/onsi/gomega"
 
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	policyv1alpha1 "github.com/karmada-io/karmada/pkg/apis/policy/v1alpha1"
@@ -142,20 +141,16 @@ func FailoverSpec(ctx context.Context, inputGetter func() FailoverSpecInput) {
 			_, err := input.Lab.Karmada.Karmada().PolicyV1alpha1().OverridePolicies(e.ns).Create(ctx, op, metav1.CreateOptions{})
 			Expect(err).NotTo(HaveOccurred())
 			By("seeing the new pods on " + source + " fail to pull fake/ images, as kubectl get pods shows them")
-			e.eventually(ctx, "wait-failover", func(g Gomega, ctx context.Context) {
-				reasons, err := framework.PodWaitingReasons(ctx, input.Lab.Member(source), e.ns, "app="+name)
-				g.Expect(err).NotTo(HaveOccurred())
-				g.Expect(reasons["ErrImagePull"]+reasons["ImagePullBackOff"]).To(BeNumerically(">", 0), "pods waiting on %s: %v", source, reasons)
-			}).Should(Succeed())
+			framework.WaitForPodsWaiting(ctx, framework.WaitForPodsWaitingInput{
+				Getter: input.Lab.Member(source), Namespace: e.ns, Selector: "app=" + name, Reasons: []string{"ErrImagePull", "ImagePullBackOff"},
+			}, e.cfg.GetIntervals(e.name, "wait-failover")...)
 			e.timeline.Mark("image pull failing on " + source)
 		}
 
 		By("waiting for Karmada to move the Deployment away from " + source)
 		k := input.Lab.Karmada
-		rbName := framework.BindingName(name, "Deployment")
-		moved, err := framework.WaitForFailover(ctx, framework.FailoverInput{
+		moved := framework.WaitForFailover(ctx, framework.WaitForFailoverInput{
 			Lab: input.Lab, Namespace: e.ns, Name: name, Kind: "Deployment", Source: source, Timeline: e.timeline,
-			Timeout: e.cfg.Timeout(e.name, "wait-failover"), Polling: e.cfg.Polling(e.name, "wait-failover"),
 			Arrived: func(ctx context.Context, dest string) error {
 				if _, err := input.Lab.Member(dest).Kube().AppsV1().Deployments(e.ns).Get(ctx, name, metav1.GetOptions{}); err != nil {
 					return err
@@ -167,51 +162,34 @@ func FailoverSpec(ctx context.Context, inputGetter func() FailoverSpecInput) {
 				e.timeline.Mark("Available on " + dest)
 				return nil
 			},
-		})
-		Expect(err).NotTo(HaveOccurred())
+		}, e.cfg.GetIntervals(e.name, "wait-failover")...)
 		dest := moved.Destination
 
 		By("checking status.failoverHistory")
-		var item workv1alpha2.FailoverHistoryItem
-		e.eventually(ctx, "wait-scheduled", func(g Gomega, ctx context.Context) {
-			rb, err := framework.GetBinding(ctx, k, e.ns, rbName)
-			g.Expect(err).NotTo(HaveOccurred())
-			g.Expect(rb.Status.FailoverHistory).To(HaveLen(1))
-			item = rb.Status.FailoverHistory[0]
-			g.Expect(item.Reason).To(Equal(reason))
-			g.Expect(item.ClustersBeforeFailover).To(Equal([]string{source}))
-			g.Expect(item.ClustersAfterFailover).To(Equal([]string{dest}))
-			g.Expect(item.StartTime.IsZero()).To(BeFalse())
-			g.Expect(item.PreservedLabelState).To(HaveKeyWithValue(stateLabel, wantState))
-		}).Should(Succeed())
+		item := framework.WaitForFailoverHistory(ctx, framework.WaitForFailoverHistoryInput{
+			Karmada: k, Namespace: e.ns, Name: name, Kind: "Deployment", Reason: reason,
+			Items: []framework.FailoverItem{{Before: []string{source}, After: []string{dest}, Started: true, State: map[string]string{stateLabel: wantState}}},
+		}, e.cfg.GetIntervals(e.name, "wait-scheduled")...)[0]
 		e.timeline.Mark("failover recorded")
 
 		By("checking the marker on " + dest + " only, and the preserved state by purge mode")
 		// The first Work rendered for the destination may come from the eviction
 		// task alone (reason, from, state); the time is the history item's start
 		// time, so it arrives with the render that follows the history write.
-		e.eventually(ctx, "wait-scheduled", func(g Gomega, ctx context.Context) {
-			labels, annotations := e.memberMeta(ctx, dest, name)
-			g.Expect(labels).To(HaveKeyWithValue(workv1alpha2.FailoverReasonLabel, string(reason)))
-			g.Expect(annotations).To(HaveKeyWithValue(workv1alpha2.FailoverFromAnnotation, source))
-			g.Expect(annotations).To(HaveKeyWithValue(workv1alpha2.FailoverTimeAnnotation, item.StartTime.UTC().Format(time.RFC3339)))
-		}).Should(Succeed())
+		framework.WaitForFailoverMarker(ctx, framework.WaitForFailoverMarkerInput{
+			Getter: input.Lab.Member(dest), GVR: framework.DeploymentGVR, Namespace: e.ns, Name: name,
+			Reason: reason, From: source, Time: item.StartTime.UTC().Format(time.RFC3339),
+		}, e.cfg.GetIntervals(e.name, "wait-scheduled")...)
 		created := versions.created(dest)
 		Expect(created).NotTo(BeNil(), "the watch saw Karmada create the Deployment on %s", dest)
 		if handsOver {
 			Expect(created.labels).To(HaveKeyWithValue(stateLabel, wantState), "purge mode Directly: the state on the Deployment Karmada created on %s", dest)
 		} else {
 			Expect(versions.everHad(dest, stateLabel)).To(BeFalse(), "purge mode %s: the state never reaches %s while the old copy may run", input.PurgeMode, dest)
-			e.eventually(ctx, "wait-scheduled", func(g Gomega, ctx context.Context) {
-				evs, err := k.Kube().CoreV1().Events(e.ns).List(ctx, metav1.ListOptions{})
-				g.Expect(err).NotTo(HaveOccurred())
-				var found bool
-				for _, ev := range evs.Items {
-					found = found || (ev.Reason == "PreservedStateWithheld" && ev.Type == corev1.EventTypeWarning &&
-						strings.Contains(ev.Message, "purge mode "+string(input.PurgeMode)) && strings.Contains(ev.Message, source))
-				}
-				g.Expect(found).To(BeTrue(), "a PreservedStateWithheld Warning on the binding naming %s and purge mode %s", source, input.PurgeMode)
-			}).Should(Succeed())
+			framework.WaitForEvent(ctx, framework.WaitForEventInput{
+				Getter: k, Namespace: e.ns, Type: corev1.EventTypeWarning, Reason: "PreservedStateWithheld",
+				MessageContains: []string{"purge mode " + string(input.PurgeMode), source},
+			}, e.cfg.GetIntervals(e.name, "wait-scheduled")...)
 			e.timeline.Mark("state withheld")
 		}
 		for _, m := range input.Lab.MemberNames() {
@@ -233,11 +211,9 @@ func FailoverSpec(ctx context.Context, inputGetter func() FailoverSpecInput) {
 			}).Should(Succeed())
 		} else {
 			By("checking the marker outlives the eviction task")
-			e.eventually(ctx, "wait-cleanup", func(g Gomega, ctx context.Context) {
-				rb, err := framework.GetBinding(ctx, k, e.ns, rbName)
-				g.Expect(err).NotTo(HaveOccurred())
-				g.Expect(rb.Spec.GracefulEvictionTasks).To(BeEmpty())
-			}).Should(Succeed())
+			framework.WaitForEvictionTasksRetired(ctx, framework.WaitForEvictionTasksRetiredInput{
+				Karmada: k, Namespace: e.ns, Name: name, Kind: "Deployment",
+			}, e.cfg.GetIntervals(e.name, "wait-cleanup")...)
 			e.timeline.Mark("eviction task retired")
 			e.consistently(ctx, func(g Gomega, ctx context.Context) {
 				labels, annotations := e.memberMeta(ctx, dest, name)
@@ -252,12 +228,12 @@ func FailoverSpec(ctx context.Context, inputGetter func() FailoverSpecInput) {
 			By("starting " + source + " again: the old Deployment there is cleaned up")
 			Expect(labapi.Heal(ctx, input.Lab.Provider, labapi.FaultStopCluster, source, labapi.StartOptions{})).To(Succeed())
 			e.timeline.Mark(source + " started again")
-			e.eventually(ctx, "wait-cluster-ready", func(ctx context.Context) (bool, error) { return input.Lab.ClusterReady(ctx, source) }).Should(BeTrue())
+			framework.WaitForClusterReady(ctx, framework.WaitForClusterReadyInput{Lab: input.Lab, Cluster: source},
+				e.cfg.GetIntervals(e.name, "wait-cluster-ready")...)
 			e.timeline.Mark(source + " Ready again")
-			e.eventually(ctx, "wait-cleanup", func(ctx context.Context) bool {
-				_, err := input.Lab.Member(source).Kube().AppsV1().Deployments(e.ns).Get(ctx, name, metav1.GetOptions{})
-				return apierrors.IsNotFound(err)
-			}).Should(BeTrue(), "the Deployment left on %s while it was down is removed once it is back", source)
+			framework.WaitForObjectDeleted(ctx, framework.WaitForObjectDeletedInput{
+				Getter: input.Lab.Member(source), GVR: framework.DeploymentGVR, Namespace: e.ns, Name: name,
+			}, e.cfg.GetIntervals(e.name, "wait-cleanup")...)
 			e.timeline.Mark("old Deployment removed from " + source)
 		}
 		AddReportEntry("failover seconds (injected → Available)", e.timeline.Since("failure injected on "+source, "Available on "+dest))

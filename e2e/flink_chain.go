@@ -12,13 +12,11 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/utils/ptr"
 
 	policyv1alpha1 "github.com/karmada-io/karmada/pkg/apis/policy/v1alpha1"
 
-	"github.com/karmada-failover/lab/apis/flink"
 	"github.com/karmada-failover/lab/e2e/framework"
 )
 
@@ -83,36 +81,23 @@ func FlinkChainSpec(ctx context.Context, inputGetter func() FlinkChainSpecInput)
 		e.timeline.Mark("failure injected on " + a)
 
 		By("the job moves to " + b + " (B) and never becomes healthy there")
-		var onB framework.FlinkJobStatus
-		e.eventually(ctx, "wait-flink-failover", func(g Gomega, ctx context.Context) {
-			g.Expect(e.flinkPlacement(g, ctx, name)).To(Equal(b))
-			fd, err := input.Lab.Member(b).Dynamic().Resource(flink.GVR).Namespace(e.ns).Get(ctx, name, metav1.GetOptions{})
-			g.Expect(err).NotTo(HaveOccurred())
-			onB = input.Lab.ReadFlinkStatus(b, fd)
-			g.Expect(onB.State).NotTo(BeEmpty(), "the runner on %s reports the job", b)
-		}).Should(Succeed())
+		onB := framework.WaitForFlinkReported(ctx, framework.WaitForFlinkReportedInput{Lab: input.Lab, Namespace: e.ns, Name: name, Member: b},
+			e.cfg.GetIntervals(e.name, "wait-flink-failover")...)
 		Expect(onB.State).NotTo(Equal("RUNNING"), "no task slots on %s: the job cannot run", b)
 		e.timeline.Mark(fmt.Sprintf("job on %s (B): %s, job id %q", b, onB.State, onB.JobID))
 
 		By("letting " + c + " (C) take the job once Karmada gives up on " + b)
 		Expect(input.Lab.TaintCluster(ctx, c, hold, "", true)).To(Succeed())
-		var fd *unstructured.Unstructured
-		var onC framework.FlinkJobStatus
-		e.eventually(ctx, "wait-flink-failover", func(g Gomega, ctx context.Context) {
-			g.Expect(e.flinkPlacement(g, ctx, name)).To(Equal(c))
-			var err error
-			fd, err = input.Lab.Member(c).Dynamic().Resource(flink.GVR).Namespace(e.ns).Get(ctx, name, metav1.GetOptions{})
-			g.Expect(err).NotTo(HaveOccurred())
-			onC = input.Lab.ReadFlinkStatus(c, fd)
-			g.Expect(onC.State).To(Equal("RUNNING"))
-		}).Should(Succeed())
+		runningOnC := framework.WaitForFlinkRunning(ctx, framework.WaitForFlinkRunningInput{
+			Lab: input.Lab, Member: c, Scheduled: true, Namespace: e.ns, Name: name,
+		}, e.cfg.GetIntervals(e.name, "wait-flink-failover")...)
+		fd, onC := runningOnC.FlinkDeployment, runningOnC.Status
 		rto := time.Since(injected)
 		e.timeline.Mark("job RUNNING on " + c + " (C)")
-		e.eventually(ctx, "wait-scheduled", func(g Gomega, ctx context.Context) {
-			rb, err := framework.GetBinding(ctx, input.Lab.Karmada, e.ns, framework.BindingName(name, "FlinkDeployment"))
-			g.Expect(err).NotTo(HaveOccurred())
-			g.Expect(rb.Status.FailoverHistory).To(HaveLen(2), "two failovers recorded: A → B and B → C")
-		}).Should(Succeed())
+		By("two failovers recorded: A → B and B → C")
+		framework.WaitForFailoverHistory(ctx, framework.WaitForFailoverHistoryInput{
+			Karmada: input.Lab.Karmada, Namespace: e.ns, Name: name, Kind: "FlinkDeployment", Count: 2,
+		}, e.cfg.GetIntervals(e.name, "wait-scheduled")...)
 
 		By("Karmada carried the job id of the last healthy run (A's), not the one B's never-healthy job reported")
 		Expect(fd.GetAnnotations()).To(HaveKeyWithValue("restore.lab.karmada.io/from-job-id", old.JobID),

@@ -141,26 +141,16 @@ func FlinkFailoverSpec(ctx context.Context, inputGetter func() FlinkFailoverSpec
 			patch := fmt.Sprintf(`{"spec":{"job":{"initialSavepointPath":%q}}}`, stale.LatestCompleted)
 			_, err = fds.Patch(ctx, name, types.MergePatchType, []byte(patch), metav1.PatchOptions{})
 			Expect(err).NotTo(HaveOccurred())
-			e.eventually(ctx, "wait-flink-running", func(g Gomega, ctx context.Context) {
-				cp, err := old.REST.Checkpoints(ctx)
-				g.Expect(err).NotTo(HaveOccurred())
-				g.Expect(cp.LatestCompletedN).To(BeNumerically(">=", stale.LatestCompletedN+2), "two checkpoints newer than the template's")
-				fd, err := input.Lab.Member(source).Dynamic().Resource(flink.GVR).Namespace(e.ns).Get(ctx, name, metav1.GetOptions{})
-				g.Expect(err).NotTo(HaveOccurred())
-				path, _, _ := unstructured.NestedString(fd.Object, "spec", "job", "initialSavepointPath")
-				g.Expect(path).To(Equal(stale.LatestCompleted), "Karmada applied the template change to %s", source)
-				g.Expect(framework.ReadFlinkStatus(fd).JobID).To(Equal(old.JobID), "the job on %s kept running (no redeploy)", source)
-			}).Should(Succeed())
+			framework.WaitForFlinkInitialSavepointPath(ctx, framework.WaitForFlinkInitialSavepointPathInput{
+				Lab: input.Lab, Member: source, Namespace: e.ns, Name: name, Path: stale.LatestCompleted,
+				REST: old.REST, JobID: old.JobID, MinLatestID: stale.LatestCompletedN + 2, // two checkpoints newer than the template's
+			}, e.cfg.GetIntervals(e.name, "wait-flink-running")...)
 			e.timeline.Mark("template names stale chk-" + fmt.Sprint(stale.LatestCompletedN))
 		}
 		e.waitJobIDCollected(ctx, name, source, old.JobID)
 		By("checking the job's committed output on " + source + " so far (FileSink part files)")
-		e.eventually(ctx, "wait-flink-running", func(g Gomega) {
-			r, err := input.Lab.VerifyFlinkOutput(e.ns, name)
-			g.Expect(err).NotTo(HaveOccurred())
-			g.Expect(r.Files).To(BeNumerically(">=", 1), "committed part files")
-			g.Expect(r.OK()).To(BeTrue(), "committed output before the fault: %s", r)
-		}).Should(Succeed())
+		framework.WaitForFlinkOutput(ctx, framework.WaitForFlinkOutputInput{Lab: input.Lab, Namespace: e.ns, Name: name, Files: 1, OK: true},
+			e.cfg.GetIntervals(e.name, "wait-flink-running")...)
 		e.timeline.Mark(fmt.Sprintf("job %s RUNNING on %s, 3 checkpoints", old.JobID[:8], source))
 
 		lastBefore := int64(-1)
@@ -197,11 +187,8 @@ func FlinkFailoverSpec(ctx context.Context, inputGetter func() FlinkFailoverSpec
 				}
 			})
 			By("fencing " + source + " once Karmada sees it NotReady: the out-of-service taint asserts its job is stopped")
-			e.eventually(ctx, "wait-flink-failover", func(g Gomega, ctx context.Context) {
-				ready, err := input.Lab.ClusterReady(ctx, source)
-				g.Expect(err).NotTo(HaveOccurred())
-				g.Expect(ready).To(BeFalse(), "%s NotReady", source)
-			}).Should(Succeed())
+			framework.WaitForClusterNotReady(ctx, framework.WaitForClusterNotReadyInput{Lab: input.Lab, Cluster: source},
+				e.cfg.GetIntervals(e.name, "wait-flink-failover")...)
 			e.timeline.Mark(source + " NotReady")
 			Expect(input.Lab.TaintCluster(ctx, source, framework.OutOfServiceTaintKey, "shutdown", false)).To(Succeed())
 			fenced = true
@@ -247,28 +234,19 @@ func FlinkFailoverSpec(ctx context.Context, inputGetter func() FlinkFailoverSpec
 
 		By("checking Flink restored that checkpoint, and that it is the latest the old job completed")
 		newREST := now.REST
-		var restored framework.Checkpoints
-		e.eventually(ctx, "wait-flink-running", func(g Gomega, ctx context.Context) {
-			var err error
-			restored, err = newREST.Checkpoints(ctx)
-			g.Expect(err).NotTo(HaveOccurred())
-			g.Expect(strings.TrimSuffix(restored.RestoredFrom, "/")).To(Equal(strings.TrimSuffix(restoredPath, "/")))
-			if input.StaleUserSavepoint {
-				g.Expect(restored.RestoredID).To(BeNumerically(">", stale.LatestCompletedN), "Flink restored a checkpoint newer than the template's")
-			}
-			m, err := newREST.SequenceMetrics(ctx)
-			g.Expect(err).NotTo(HaveOccurred())
-			g.Expect(m.FirstSequenceAfterRestore).To(BeNumerically(">=", 0), "no record processed yet")
-		}).Should(Succeed())
+		var minRestored int64
+		if input.StaleUserSavepoint {
+			minRestored = stale.LatestCompletedN + 1 // a checkpoint newer than the template's
+		}
+		restored := framework.WaitForFlinkFirstRecord(ctx, framework.WaitForFlinkFirstRecordInput{
+			REST: newREST, RestoredFrom: restoredPath, MinRestoredID: minRestored,
+		}, e.cfg.GetIntervals(e.name, "wait-flink-running")...)
 		rto := time.Since(injected).Seconds()
 		e.timeline.Mark("first record processed on " + dest)
 
 		By("checking the committed output of every run: each sequence exactly once")
-		e.eventually(ctx, "wait-flink-running", func(g Gomega, ctx context.Context) {
-			cp, err := newREST.Checkpoints(ctx)
-			g.Expect(err).NotTo(HaveOccurred())
-			g.Expect(cp.Completed).To(BeNumerically(">=", 2), "two checkpoints of the job on %s commit its output", dest)
-		}).Should(Succeed())
+		framework.WaitForFlinkCheckpoints(ctx, framework.WaitForFlinkCheckpointsInput{REST: newREST, Where: dest, Completed: 2},
+			e.cfg.GetIntervals(e.name, "wait-flink-running")...)
 		report, err := input.Lab.VerifyFlinkOutput(e.ns, name)
 		Expect(err).NotTo(HaveOccurred())
 		e.timeline.Mark("output verified: " + report.String())
@@ -383,19 +361,10 @@ func restartDestinationRunner(ctx context.Context, e *specEnv, l *framework.Lab,
 	Expect(labapi.Heal(ctx, l.Provider, labapi.FaultRestartRunner, dest, labapi.StartOptions{})).To(Succeed())
 	e.timeline.Mark("runner restarted on " + dest)
 
-	fds := l.Member(dest).Dynamic().Resource(flink.GVR).Namespace(e.ns)
-	var after framework.FlinkJobStatus
-	var resumed framework.Checkpoints
-	e.eventually(ctx, "wait-flink-running", func(g Gomega, ctx context.Context) {
-		fd, err := fds.Get(ctx, name, metav1.GetOptions{})
-		g.Expect(err).NotTo(HaveOccurred())
-		after = l.ReadFlinkStatus(dest, fd)
-		g.Expect(after.State).To(Equal("RUNNING"))
-		resumed, err = after.REST.Checkpoints(ctx)
-		g.Expect(err).NotTo(HaveOccurred())
-		g.Expect(resumed.RestoredFrom).NotTo(BeEmpty(), "Flink restored a checkpoint")
-		g.Expect(resumed.Completed).To(BeNumerically(">=", 2), "two checkpoints after the restart commit its output")
-	}).Should(Succeed())
+	running := framework.WaitForFlinkRunning(ctx, framework.WaitForFlinkRunningInput{
+		Lab: l, Member: dest, Namespace: e.ns, Name: name, Restored: true, Checkpoints: 2,
+	}, e.cfg.GetIntervals(e.name, "wait-flink-running")...)
+	after, resumed := running.Status, running.Checkpoints
 	Expect(after.JobID).To(Equal(rest.JobID), "a recovery keeps the job")
 	Expect(resumed.RestoredFrom).To(HavePrefix(checkpointDir+"/"+rest.JobID+"/chk-"), "the job's own checkpoint, not initialSavepointPath %s", initialPath)
 	Expect(resumed.RestoredID).To(BeNumerically(">=", before.LatestCompletedN), "its latest completed checkpoint")
@@ -413,39 +382,25 @@ func restartDestinationRunner(ctx context.Context, e *specEnv, l *framework.Lab,
 func recreateAfterFailover(ctx context.Context, e *specEnv, l *framework.Lab, name, dest, checkpointDir, oldJobID string, newREST framework.FlinkREST) {
 	fds := l.Member(dest).Dynamic().Resource(flink.GVR).Namespace(e.ns)
 	By("the failover completes: Karmada removes the job id from " + dest + " and keeps the marker")
-	e.eventually(ctx, "wait-cleanup", func(g Gomega, ctx context.Context) {
-		fd, err := fds.Get(ctx, name, metav1.GetOptions{})
-		g.Expect(err).NotTo(HaveOccurred())
-		g.Expect(fd.GetLabels()).To(HaveKey(workv1alpha2.FailoverReasonLabel), "the marker stays")
-		g.Expect(fd.GetLabels()).NotTo(HaveKey(jobIDLabel), "no job id once the failover is complete")
-		g.Expect(fd.GetAnnotations()).NotTo(HaveKey(workv1alpha2.FailoverPreservedKeysAnnotation))
-	}).Should(Succeed())
+	framework.WaitForPreservedStateRemoved(ctx, framework.WaitForPreservedStateRemovedInput{
+		Getter: l.Member(dest), GVR: flink.GVR, Namespace: e.ns, Name: name, StateKeys: []string{jobIDLabel},
+	}, e.cfg.GetIntervals(e.name, "wait-cleanup")...)
 	e.timeline.Mark("job id removed from " + dest)
 
 	By("waiting for two more checkpoints of the new job " + newREST.JobID[:8])
 	before, err := newREST.Checkpoints(ctx)
 	Expect(err).NotTo(HaveOccurred())
-	var progressed framework.Checkpoints
-	e.eventually(ctx, "wait-flink-running", func(g Gomega, ctx context.Context) {
-		var err error
-		progressed, err = newREST.Checkpoints(ctx)
-		g.Expect(err).NotTo(HaveOccurred())
-		g.Expect(progressed.LatestCompletedN).To(BeNumerically(">=", before.LatestCompletedN+2))
-	}).Should(Succeed())
+	progressed := framework.WaitForFlinkCheckpoints(ctx, framework.WaitForFlinkCheckpointsInput{
+		REST: newREST, Where: dest, MinLatestID: before.LatestCompletedN + 2,
+	}, e.cfg.GetIntervals(e.name, "wait-flink-running")...)
 
 	By("deleting the FlinkDeployment on " + dest + " (as a user, or a lost member etcd, would)")
 	Expect(fds.Delete(ctx, name, metav1.DeleteOptions{})).To(Succeed())
 	e.timeline.Mark("FlinkDeployment deleted on " + dest)
-	var again framework.FlinkJobStatus
-	var fd *unstructured.Unstructured
-	e.eventually(ctx, "wait-flink-failover", func(g Gomega, ctx context.Context) {
-		var err error
-		fd, err = fds.Get(ctx, name, metav1.GetOptions{})
-		g.Expect(err).NotTo(HaveOccurred())
-		again = l.ReadFlinkStatus(dest, fd)
-		g.Expect(again.State).To(Equal("RUNNING"))
-		g.Expect(again.JobID).NotTo(Equal(newREST.JobID), "a new incarnation")
-	}).Should(Succeed())
+	recreated := framework.WaitForFlinkRunning(ctx, framework.WaitForFlinkRunningInput{
+		Lab: l, Member: dest, Namespace: e.ns, Name: name, NotJobID: newREST.JobID,
+	}, e.cfg.GetIntervals(e.name, "wait-flink-failover")...)
+	again, fd := recreated.Status, recreated.FlinkDeployment
 	e.timeline.Mark("re-created by Karmada, RUNNING")
 	Expect(fd.GetAnnotations()).To(HaveKeyWithValue(decisionAnnotation, "restored-latest-in-directory"))
 	path, _, _ := unstructured.NestedString(fd.Object, "spec", "job", "initialSavepointPath")
@@ -531,13 +486,8 @@ func ForgedMarkerSpec(ctx context.Context, inputGetter func() ForgedMarkerSpecIn
 // Event on the FlinkDeployment, which checkpoint it skipped and the state file
 // missing from it.
 func expectCheckpointSkippedEvent(ctx context.Context, e *specEnv, l *framework.Lab, dest, name string, lag labapi.Lag) {
-	e.eventually(ctx, "wait-flink-running", func(g Gomega, ctx context.Context) {
-		evs, err := l.Member(dest).Kube().CoreV1().Events(e.ns).List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=" + name})
-		g.Expect(err).NotTo(HaveOccurred())
-		var found bool
-		for _, ev := range evs.Items {
-			found = found || (ev.Type == "Warning" && ev.Reason == "CheckpointNotRestorable" && strings.Contains(ev.Message, lag.File))
-		}
-		g.Expect(found).To(BeTrue(), "no CheckpointNotRestorable Warning on %s naming %s", dest, lag.File)
-	}).Should(Succeed())
+	framework.WaitForEvent(ctx, framework.WaitForEventInput{
+		Getter: l.Member(dest), Namespace: e.ns, InvolvedName: name,
+		Type: "Warning", Reason: "CheckpointNotRestorable", MessageContains: []string{lag.File},
+	}, e.cfg.GetIntervals(e.name, "wait-flink-running")...)
 }

@@ -11,12 +11,8 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
 	policyv1alpha1 "github.com/karmada-io/karmada/pkg/apis/policy/v1alpha1"
 
-	"github.com/karmada-failover/lab/apis/flink"
 	"github.com/karmada-failover/lab/e2e/framework"
 	labapi "github.com/karmada-failover/lab/lab"
 )
@@ -76,18 +72,6 @@ func FlinkFlapSpec(ctx context.Context, inputGetter func() FlinkFlapSpecInput) {
 			}
 			flapped <- errors.Join(err, input.Lab.Provider.Partition(ctx, source, true))
 		}()
-		holders := func(ctx context.Context) []string {
-			var on []string
-			for _, m := range input.Candidates {
-				_, err := input.Lab.Member(m).Dynamic().Resource(flink.GVR).Namespace(e.ns).Get(ctx, name, metav1.GetOptions{})
-				if err == nil {
-					on = append(on, m)
-				} else if !apierrors.IsNotFound(err) {
-					on = append(on, m+"?")
-				}
-			}
-			return on
-		}
 		var flapErr error
 		done := false
 		for !done {
@@ -95,7 +79,7 @@ func FlinkFlapSpec(ctx context.Context, inputGetter func() FlinkFlapSpecInput) {
 			case flapErr = <-flapped:
 				done = true
 			case <-time.After(time.Second):
-				on := holders(ctx)
+				on := framework.FlinkHolders(ctx, input.Lab, input.Candidates, e.ns, name)
 				Expect(len(on)).To(BeNumerically("<=", 1), "the FlinkDeployment is on %v at once", on)
 			}
 		}
@@ -103,19 +87,9 @@ func FlinkFlapSpec(ctx context.Context, inputGetter func() FlinkFlapSpecInput) {
 		e.timeline.Mark("link stable again")
 
 		By("waiting for one job to run and commit past the flapping")
-		var where string
-		e.eventually(ctx, "wait-flink-failover", func(g Gomega, ctx context.Context) {
-			on := holders(ctx)
-			g.Expect(on).To(HaveLen(1))
-			where = on[0]
-			fd, err := input.Lab.Member(where).Dynamic().Resource(flink.GVR).Namespace(e.ns).Get(ctx, name, metav1.GetOptions{})
-			g.Expect(err).NotTo(HaveOccurred())
-			st := input.Lab.ReadFlinkStatus(where, fd)
-			g.Expect(st.State).To(Equal("RUNNING"))
-			cp, err := st.REST.Checkpoints(ctx)
-			g.Expect(err).NotTo(HaveOccurred())
-			g.Expect(cp.Completed).To(BeNumerically(">=", 2))
-		}).Should(Succeed())
+		where := framework.WaitForFlinkOnOneMember(ctx, framework.WaitForFlinkOnOneMemberInput{
+			Lab: input.Lab, Namespace: e.ns, Name: name, Candidates: input.Candidates, Checkpoints: 2,
+		}, e.cfg.GetIntervals(e.name, "wait-flink-failover")...)
 		rb, err := framework.GetBinding(ctx, input.Lab.Karmada, e.ns, framework.BindingName(name, "FlinkDeployment"))
 		Expect(err).NotTo(HaveOccurred())
 		report, err := input.Lab.VerifyFlinkOutput(e.ns, name)

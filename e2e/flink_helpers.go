@@ -5,7 +5,6 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"strings"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -73,34 +72,15 @@ func (e *specEnv) createFlink(ctx context.Context, template *unstructured.Unstru
 	Expect(err).NotTo(HaveOccurred())
 }
 
-// flinkPlacement returns the one cluster the FlinkDeployment name is scheduled
-// to, and its binding.
-func (e *specEnv) flinkPlacement(g Gomega, ctx context.Context, name string) string {
-	rb, err := framework.GetBinding(ctx, e.lab.Karmada, e.ns, framework.BindingName(name, "FlinkDeployment"))
-	g.Expect(err).NotTo(HaveOccurred())
-	g.Expect(rb.Spec.Clusters).To(HaveLen(1))
-	return rb.Spec.Clusters[0].Name
-}
-
 // waitFlinkCheckpointed waits until FlinkDeployment name runs on one member,
 // RUNNING with at least checkpoints completed checkpoints (Flink's REST API),
 // and returns that member and the job's status there.
 func (e *specEnv) waitFlinkCheckpointed(ctx context.Context, name string, checkpoints int) (string, framework.FlinkJobStatus) {
 	By(fmt.Sprintf("waiting for the job to run on one member and complete %d checkpoints", checkpoints))
-	var source string
-	var st framework.FlinkJobStatus
-	e.eventually(ctx, "wait-flink-running", func(g Gomega, ctx context.Context) {
-		source = e.flinkPlacement(g, ctx, name)
-		fd, err := e.lab.Member(source).Dynamic().Resource(flink.GVR).Namespace(e.ns).Get(ctx, name, metav1.GetOptions{})
-		g.Expect(err).NotTo(HaveOccurred())
-		st = e.lab.ReadFlinkStatus(source, fd)
-		g.Expect(st.State).To(Equal("RUNNING"))
-		g.Expect(st.JobID).NotTo(BeEmpty())
-		cp, err := st.REST.Checkpoints(ctx)
-		g.Expect(err).NotTo(HaveOccurred())
-		g.Expect(cp.Completed).To(BeNumerically(">=", checkpoints))
-	}).Should(Succeed())
-	return source, st
+	r := framework.WaitForFlinkRunning(ctx, framework.WaitForFlinkRunningInput{
+		Lab: e.lab, Namespace: e.ns, Name: name, Checkpoints: checkpoints,
+	}, e.cfg.GetIntervals(e.name, "wait-flink-running")...)
+	return r.Member, r.Status
 }
 
 // waitFlinkRestored waits until the job behind rest reports, in Flink's REST
@@ -108,28 +88,14 @@ func (e *specEnv) waitFlinkCheckpointed(ctx context.Context, name string, checkp
 // completed checkpoints of its own (so its output is committed), and returns
 // its checkpoint history.
 func (e *specEnv) waitFlinkRestored(ctx context.Context, rest framework.FlinkREST, path, where string) framework.Checkpoints {
-	var restored framework.Checkpoints
-	e.eventually(ctx, "wait-flink-running", func(g Gomega, ctx context.Context) {
-		var err error
-		restored, err = rest.Checkpoints(ctx)
-		g.Expect(err).NotTo(HaveOccurred())
-		if path != "" {
-			g.Expect(strings.TrimSuffix(restored.RestoredFrom, "/")).To(Equal(strings.TrimSuffix(path, "/")))
-		} else {
-			g.Expect(restored.RestoredFrom).To(BeEmpty(), "Flink restored nothing on %s", where)
-		}
-		g.Expect(restored.Completed).To(BeNumerically(">=", 2), "two checkpoints of the job on %s commit its output", where)
-	}).Should(Succeed())
-	return restored
+	return framework.WaitForFlinkRestored(ctx, framework.WaitForFlinkRestoredInput{REST: rest, RestoredFrom: path, Where: where},
+		e.cfg.GetIntervals(e.name, "wait-flink-running")...)
 }
 
 // flinkInMember waits for the spec's namespace in member m (Karmada creates it
 // in every member) and returns the FlinkDeployments there.
 func (e *specEnv) flinkInMember(ctx context.Context, m *framework.ClusterProxy) dynamic.ResourceInterface {
-	e.eventually(ctx, "wait-available", func(ctx context.Context) error {
-		_, err := m.Kube().CoreV1().Namespaces().Get(ctx, e.ns, metav1.GetOptions{})
-		return err
-	}).Should(Succeed())
+	framework.WaitForNamespace(ctx, framework.WaitForNamespaceInput{Getter: m, Name: e.ns}, e.cfg.GetIntervals(e.name, "wait-available")...)
 	return m.Dynamic().Resource(flink.GVR).Namespace(e.ns)
 }
 
@@ -151,9 +117,8 @@ func (e *specEnv) createFlinkInMember(ctx context.Context, fds dynamic.ResourceI
 func (e *specEnv) followFlinkFailover(ctx context.Context, name, source string) (string, map[string]string, framework.FlinkJobStatus) {
 	var arrived map[string]string
 	var now framework.FlinkJobStatus
-	moved, err := framework.WaitForFailover(ctx, framework.FailoverInput{
+	moved := framework.WaitForFailover(ctx, framework.WaitForFailoverInput{
 		Lab: e.lab, Namespace: e.ns, Name: name, Kind: "FlinkDeployment", Source: source, Timeline: e.timeline,
-		Timeout: e.cfg.Timeout(e.name, "wait-flink-failover"), Polling: e.cfg.Polling(e.name, "wait-flink-failover"),
 		Arrived: func(ctx context.Context, dest string) error {
 			fd, err := e.lab.Member(dest).Dynamic().Resource(flink.GVR).Namespace(e.ns).Get(ctx, name, metav1.GetOptions{})
 			if err != nil {
@@ -168,8 +133,7 @@ func (e *specEnv) followFlinkFailover(ctx context.Context, name, source string) 
 			e.timeline.Mark("job RUNNING on " + dest)
 			return nil
 		},
-	})
-	Expect(err).NotTo(HaveOccurred())
+	}, e.cfg.GetIntervals(e.name, "wait-flink-failover")...)
 	return moved.Destination, arrived, now
 }
 
@@ -177,19 +141,9 @@ func (e *specEnv) followFlinkFailover(ctx context.Context, name, source string) 
 // name from source, healthy, with jobID in it: the job id it will preserve.
 func (e *specEnv) waitJobIDCollected(ctx context.Context, name, source, jobID string) {
 	By("waiting for Karmada to collect the job's status from " + source + " (the jobId it will preserve)")
-	e.eventually(ctx, "wait-flink-running", func(g Gomega, ctx context.Context) {
-		rb, err := framework.GetBinding(ctx, e.lab.Karmada, e.ns, framework.BindingName(name, "FlinkDeployment"))
-		g.Expect(err).NotTo(HaveOccurred())
-		var found bool
-		for _, s := range rb.Status.AggregatedStatus {
-			if s.ClusterName == source && s.Status != nil {
-				found = true
-				g.Expect(string(s.Status.Raw)).To(ContainSubstring(jobID))
-				g.Expect(s.Health).To(BeEquivalentTo("Healthy"))
-			}
-		}
-		g.Expect(found).To(BeTrue(), "no status of %s in the binding's aggregatedStatus", source)
-	}).Should(Succeed())
+	framework.WaitForBindingStatus(ctx, framework.WaitForBindingStatusInput{
+		Karmada: e.lab.Karmada, Namespace: e.ns, Name: name, Kind: "FlinkDeployment", Cluster: source, Contains: jobID, Healthy: true,
+	}, e.cfg.GetIntervals(e.name, "wait-flink-running")...)
 }
 
 // directlyFailover is the failover the user guide recommends for Flink: cluster

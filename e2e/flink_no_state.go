@@ -5,7 +5,6 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"strings"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -73,27 +72,16 @@ func FlinkNoStateSpec(ctx context.Context, inputGetter func() FlinkNoStateSpecIn
 		})
 
 		By("waiting for the job to run on one member, healthy in Karmada's view")
-		var source string
-		e.eventually(ctx, "wait-flink-running", func(g Gomega, ctx context.Context) {
-			source = e.flinkPlacement(g, ctx, name)
-			rb, err := framework.GetBinding(ctx, k, e.ns, framework.BindingName(name, "FlinkDeployment"))
-			g.Expect(err).NotTo(HaveOccurred())
-			var healthy bool
-			for _, s := range rb.Status.AggregatedStatus {
-				healthy = healthy || (s.ClusterName == source && s.Health == "Healthy")
-			}
-			g.Expect(healthy).To(BeTrue(), "FlinkDeployment healthy on %s", source)
-		}).Should(Succeed())
+		source := framework.WaitForBindingStatus(ctx, framework.WaitForBindingStatusInput{
+			Karmada: k, Namespace: e.ns, Name: name, Kind: "FlinkDeployment", Healthy: true,
+		}, e.cfg.GetIntervals(e.name, "wait-flink-running")...)
 		e.timeline.Mark("job RUNNING on " + source)
 		srcFD, err := input.Lab.Member(source).Dynamic().Resource(flink.GVR).Namespace(e.ns).Get(ctx, name, metav1.GetOptions{})
 		Expect(err).NotTo(HaveOccurred())
 		old := input.Lab.ReadFlinkStatus(source, srcFD)
 		By("waiting for the job on " + source + " to commit output (the sink's part files)")
-		e.eventually(ctx, "wait-flink-running", func(g Gomega) {
-			r, err := input.Lab.VerifyFlinkOutput(e.ns, name)
-			g.Expect(err).NotTo(HaveOccurred())
-			g.Expect(r.Max).To(BeNumerically(">=", 0), "committed output of the job on %s", source)
-		}).Should(Succeed())
+		framework.WaitForFlinkOutput(ctx, framework.WaitForFlinkOutputInput{Lab: input.Lab, Namespace: e.ns, Name: name, Committed: true},
+			e.cfg.GetIntervals(e.name, "wait-flink-running")...)
 
 		By("starving the job on " + source + " (application failover)")
 		injected := time.Now()
@@ -101,33 +89,19 @@ func FlinkNoStateSpec(ctx context.Context, inputGetter func() FlinkNoStateSpecIn
 		e.cleanups = append(e.cleanups, func(ctx context.Context) { _ = input.Lab.Provider.StarveFlink(ctx, source, false) })
 		e.timeline.Mark("failure injected on " + source)
 
-		var dest string
-		e.eventually(ctx, "wait-flink-failover", func(g Gomega, ctx context.Context) {
-			dest = e.flinkPlacement(g, ctx, name)
-			g.Expect(dest).NotTo(Equal(source))
-		}).Should(Succeed())
+		dest := framework.WaitForBindingScheduled(ctx, framework.WaitForBindingScheduledInput{
+			Karmada: k, Namespace: e.ns, Name: name, Kind: "FlinkDeployment", Away: source,
+		}, e.cfg.GetIntervals(e.name, "wait-flink-failover")...)
 		e.timeline.Mark("scheduled to " + dest)
 
 		By("Karmada warns that the rule extracted nothing")
-		e.eventually(ctx, "wait-scheduled", func(g Gomega, ctx context.Context) {
-			evs, err := k.Kube().CoreV1().Events(e.ns).List(ctx, metav1.ListOptions{})
-			g.Expect(err).NotTo(HaveOccurred())
-			var found bool
-			for _, ev := range evs.Items {
-				found = found || (ev.Reason == "PreservedStateExtractionFailed" && ev.Type == corev1.EventTypeWarning &&
-					strings.Contains(ev.Message, jobIDLabel))
-			}
-			g.Expect(found).To(BeTrue(), "no PreservedStateExtractionFailed Warning naming %s", jobIDLabel)
-		}).Should(Succeed())
+		framework.WaitForEvent(ctx, framework.WaitForEventInput{
+			Getter: k, Namespace: e.ns, Type: corev1.EventTypeWarning, Reason: "PreservedStateExtractionFailed", MessageContains: []string{jobIDLabel},
+		}, e.cfg.GetIntervals(e.name, "wait-scheduled")...)
 
 		By("the restore webhook on " + dest + " ignores the template's job id and restores the newest checkpoint under the deployment's directory")
-		var fd *unstructured.Unstructured
-		e.eventually(ctx, "wait-flink-failover", func(g Gomega, ctx context.Context) {
-			var err error
-			fd, err = input.Lab.Member(dest).Dynamic().Resource(flink.GVR).Namespace(e.ns).Get(ctx, name, metav1.GetOptions{})
-			g.Expect(err).NotTo(HaveOccurred())
-			g.Expect(framework.ReadFlinkStatus(fd).State).To(Equal("RUNNING"))
-		}).Should(Succeed())
+		fd := framework.WaitForFlinkRunning(ctx, framework.WaitForFlinkRunningInput{Lab: input.Lab, Member: dest, Namespace: e.ns, Name: name},
+			e.cfg.GetIntervals(e.name, "wait-flink-failover")...).FlinkDeployment
 		rto := time.Since(injected)
 		e.timeline.Mark("job RUNNING on " + dest)
 		Expect(fd.GetLabels()).To(HaveKeyWithValue(jobIDLabel, forgedJobID), "the template's own label reached %s", dest)

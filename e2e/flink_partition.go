@@ -5,7 +5,6 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"strings"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -108,15 +107,9 @@ func FlinkPartitionSpec(ctx context.Context, inputGetter func() FlinkPartitionSp
 
 		source, old := e.waitFlinkCheckpointed(ctx, name, 3)
 		By("waiting for Karmada to collect the job's status from " + source + " (the jobId it will preserve)")
-		e.eventually(ctx, "wait-flink-running", func(g Gomega, ctx context.Context) {
-			rb, err := framework.GetBinding(ctx, k, e.ns, framework.BindingName(name, "FlinkDeployment"))
-			g.Expect(err).NotTo(HaveOccurred())
-			var collected bool
-			for _, s := range rb.Status.AggregatedStatus {
-				collected = collected || (s.ClusterName == source && s.Status != nil && strings.Contains(string(s.Status.Raw), old.JobID))
-			}
-			g.Expect(collected).To(BeTrue(), "Karmada has the job id of %s in the binding's aggregatedStatus", source)
-		}).Should(Succeed())
+		framework.WaitForBindingStatus(ctx, framework.WaitForBindingStatusInput{
+			Karmada: k, Namespace: e.ns, Name: name, Kind: "FlinkDeployment", Cluster: source, Contains: old.JobID,
+		}, e.cfg.GetIntervals(e.name, "wait-flink-running")...)
 		dest := input.Candidates[0]
 		if dest == source {
 			dest = input.Candidates[1]
@@ -146,18 +139,8 @@ func FlinkPartitionSpec(ctx context.Context, inputGetter func() FlinkPartitionSp
 		})
 		partitioned := time.Now()
 		e.timeline.Mark(source + " " + map[bool]string{true: "crashed", false: "partitioned"}[crash])
-		e.eventually(ctx, "wait-cluster-ready", func(g Gomega, ctx context.Context) {
-			ready, err := input.Lab.ClusterReady(ctx, source)
-			g.Expect(err).NotTo(HaveOccurred())
-			g.Expect(ready).To(BeFalse(), "Karmada marks %s NotReady", source)
-			c, err := k.Karmada().ClusterV1alpha1().Clusters().Get(ctx, source, metav1.GetOptions{})
-			g.Expect(err).NotTo(HaveOccurred())
-			var tainted bool
-			for _, t := range c.Spec.Taints {
-				tainted = tainted || (t.Key == framework.NotReadyTaintKey && t.Effect == "NoExecute")
-			}
-			g.Expect(tainted).To(BeTrue(), "the NoExecute not-ready taint on %s", source)
-		}).Should(Succeed())
+		framework.WaitForClusterNotReady(ctx, framework.WaitForClusterNotReadyInput{Lab: input.Lab, Cluster: source, TaintKey: framework.NotReadyTaintKey},
+			e.cfg.GetIntervals(e.name, "wait-cluster-ready")...)
 		e.timeline.Mark(fmt.Sprintf("%s NotReady and tainted (%.0fs)", source, time.Since(partitioned).Seconds()))
 
 		if input.PurgeMode == policyv1alpha1.PurgeModeGracefully {
@@ -166,22 +149,19 @@ func FlinkPartitionSpec(ctx context.Context, inputGetter func() FlinkPartitionSp
 			By("watching that no second job starts while Karmada cannot confirm the old one is gone from " + source + ", past the toleration")
 			var before framework.Checkpoints
 			if !crash {
-				e.eventually(ctx, "wait-flink-running", func(g Gomega, ctx context.Context) {
-					var err error
-					before, err = oldREST.Checkpoints(ctx)
-					g.Expect(err).NotTo(HaveOccurred(), "the partitioned member's job answers on its own network")
-				}).Should(Succeed())
+				// The partitioned member's job answers on its own network.
+				before = framework.WaitForFlinkCheckpoints(ctx, framework.WaitForFlinkCheckpointsInput{REST: oldREST, Where: source},
+					e.cfg.GetIntervals(e.name, "wait-flink-running")...)
 			}
 			e.consistently(ctx, func(g Gomega, ctx context.Context) {
 				_, err := input.Lab.Member(dest).Dynamic().Resource(flink.GVR).Namespace(e.ns).Get(ctx, name, metav1.GetOptions{})
 				g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "a FlinkDeployment on %s while the old job may still run on %s (err %v)", dest, source, err)
 			}).Should(Succeed())
 			if !crash {
-				e.eventually(ctx, "wait-flink-running", func(g Gomega, ctx context.Context) {
-					after, err := oldREST.Checkpoints(ctx)
-					g.Expect(err).NotTo(HaveOccurred())
-					g.Expect(after.LatestCompletedN).To(BeNumerically(">", before.LatestCompletedN), "the job on %s kept checkpointing during the partition", source)
-				}).Should(Succeed())
+				// The job on source kept checkpointing during the partition.
+				framework.WaitForFlinkCheckpoints(ctx, framework.WaitForFlinkCheckpointsInput{
+					REST: oldREST, Where: source, MinLatestID: before.LatestCompletedN + 1,
+				}, e.cfg.GetIntervals(e.name, "wait-flink-running")...)
 			}
 			report, err := input.Lab.VerifyFlinkOutput(e.ns, name)
 			Expect(err).NotTo(HaveOccurred())
@@ -199,17 +179,10 @@ func FlinkPartitionSpec(ctx context.Context, inputGetter func() FlinkPartitionSp
 		e.timeline.Mark(source + " back")
 
 		By("Karmada removes the old FlinkDeployment, its job stops, and the job moves to " + dest)
-		var now framework.FlinkJobStatus
-		var restoredPath string
-		e.eventually(ctx, "wait-flink-failover", func(g Gomega, ctx context.Context) {
-			_, err := input.Lab.Member(source).Dynamic().Resource(flink.GVR).Namespace(e.ns).Get(ctx, name, metav1.GetOptions{})
-			g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "the old FlinkDeployment is removed from %s", source)
-			fd, err := input.Lab.Member(dest).Dynamic().Resource(flink.GVR).Namespace(e.ns).Get(ctx, name, metav1.GetOptions{})
-			g.Expect(err).NotTo(HaveOccurred())
-			restoredPath = fd.GetAnnotations()["restore.lab.karmada.io/checkpoint"]
-			now = input.Lab.ReadFlinkStatus(dest, fd)
-			g.Expect(now.State).To(Equal("RUNNING"))
-		}).Should(Succeed())
+		moved := framework.WaitForFlinkRunning(ctx, framework.WaitForFlinkRunningInput{
+			Lab: input.Lab, GoneFrom: source, Member: dest, Namespace: e.ns, Name: name,
+		}, e.cfg.GetIntervals(e.name, "wait-flink-failover")...)
+		now, restoredPath := moved.Status, moved.FlinkDeployment.GetAnnotations()["restore.lab.karmada.io/checkpoint"]
 		e.timeline.Mark("job RUNNING on " + dest)
 		_, err := oldREST.Checkpoints(ctx)
 		Expect(err).To(HaveOccurred(), "the old job's REST endpoint on %s is gone", source)
@@ -255,16 +228,9 @@ func FlinkPartitionSpec(ctx context.Context, inputGetter func() FlinkPartitionSp
 // the one on the partitioned source still runs and commits.
 func gracefullyTwoWriters(ctx context.Context, e *specEnv, l *framework.Lab, name, source, dest string, oldREST framework.FlinkREST) {
 	By("purge mode Gracefully: the job starts on " + dest + " while the one on " + source + " still runs")
-	var second framework.FlinkJobStatus
-	e.eventually(ctx, "wait-flink-failover", func(g Gomega, ctx context.Context) {
-		fd, err := l.Member(dest).Dynamic().Resource(flink.GVR).Namespace(e.ns).Get(ctx, name, metav1.GetOptions{})
-		g.Expect(err).NotTo(HaveOccurred())
-		second = l.ReadFlinkStatus(dest, fd)
-		g.Expect(second.State).To(Equal("RUNNING"))
-		cp, err := second.REST.Checkpoints(ctx)
-		g.Expect(err).NotTo(HaveOccurred())
-		g.Expect(cp.Completed).To(BeNumerically(">=", 2), "the job on %s commits output", dest)
-	}).Should(Succeed())
+	// The job on dest commits output.
+	framework.WaitForFlinkRunning(ctx, framework.WaitForFlinkRunningInput{Lab: l, Member: dest, Namespace: e.ns, Name: name, Checkpoints: 2},
+		e.cfg.GetIntervals(e.name, "wait-flink-failover")...)
 	_, err := oldREST.Checkpoints(ctx)
 	Expect(err).NotTo(HaveOccurred(), "the job on %s still runs: two writers", source)
 	e.timeline.Mark("two jobs RUNNING: " + source + " and " + dest)
@@ -290,9 +256,6 @@ func gracefullyTwoWriters(ctx context.Context, e *specEnv, l *framework.Lab, nam
 	Expect(withheld).To(ContainSubstring("purge mode Gracefully"), "a PreservedStateWithheld Warning on the binding naming the purge mode")
 	Expect(withheld).To(ContainSubstring(framework.OutOfServiceTaintKey), "the Warning names the rule")
 	e.timeline.Mark("state withheld: marker without jobId on " + dest)
-	e.eventually(ctx, "wait-flink-running", func(g Gomega) {
-		r, err := l.VerifyFlinkOutput(e.ns, name)
-		g.Expect(err).NotTo(HaveOccurred())
-		g.Expect(r.Duplicated).To(BeNumerically(">", 0), "both jobs commit the same sequence numbers: %s", r)
-	}).Should(Succeed())
+	framework.WaitForFlinkOutput(ctx, framework.WaitForFlinkOutputInput{Lab: l, Namespace: e.ns, Name: name, Duplicated: true},
+		e.cfg.GetIntervals(e.name, "wait-flink-running")...)
 }

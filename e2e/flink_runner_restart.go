@@ -16,7 +16,6 @@ import (
 	"github.com/karmada-failover/lab/apis/flink"
 	"github.com/karmada-failover/lab/e2e/framework"
 	labapi "github.com/karmada-failover/lab/lab"
-	"github.com/karmada-failover/lab/lab/flinkrunner"
 )
 
 // FlinkMemberSpecInput is the input of the specs that run a FlinkDeployment
@@ -77,39 +76,17 @@ func FlinkRunnerRestartSpec(ctx context.Context, inputGetter func() FlinkMemberS
 		Expect(unstructured.SetNestedField(unsupported.Object, "org.example.NotTheLabJob", "spec", "job", "entryClass")).To(Succeed())
 		_, err := fds.Create(ctx, unsupported, metav1.CreateOptions{FieldValidation: metav1.FieldValidationStrict})
 		Expect(err).NotTo(HaveOccurred())
-		e.eventually(ctx, "wait-available", func(g Gomega, ctx context.Context) {
-			got, err := fds.Get(ctx, unsupported.GetName(), metav1.GetOptions{})
-			g.Expect(err).NotTo(HaveOccurred())
-			msg, _, _ := unstructured.NestedString(got.Object, "status", "error")
-			g.Expect(msg).To(ContainSubstring("entryClass org.example.NotTheLabJob is not supported"))
-			g.Expect(got.Object["status"]).To(HaveKeyWithValue("jobManagerDeploymentStatus", flinkrunner.JMMissing), "nothing deployed")
-			g.Expect(framework.ReadFlinkStatus(got).JobID).To(BeEmpty(), "no job")
-			events, err := m.Kube().CoreV1().Events(e.ns).List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=" + unsupported.GetName()})
-			g.Expect(err).NotTo(HaveOccurred())
-			g.Expect(events.Items).To(ContainElement(And(
-				HaveField("Type", "Warning"), HaveField("Reason", flinkrunner.ReasonValidationError),
-				HaveField("Message", ContainSubstring("entryClass org.example.NotTheLabJob is not supported")))))
-		}).Should(Succeed())
+		framework.WaitForFlinkRejected(ctx, framework.WaitForFlinkRejectedInput{
+			Getter: m, Namespace: e.ns, Name: unsupported.GetName(), Error: "entryClass org.example.NotTheLabJob is not supported",
+		}, e.cfg.GetIntervals(e.name, "wait-available")...)
 		Expect(fds.Delete(ctx, unsupported.GetName(), metav1.DeleteOptions{})).To(Succeed())
 
 		e.createFlinkInMember(ctx, fds, fd)
 
 		By("waiting for the job to run, with the operator's status, and complete 3 checkpoints")
-		var before framework.FlinkJobStatus
-		e.eventually(ctx, "wait-flink-running", func(g Gomega, ctx context.Context) {
-			got, err := fds.Get(ctx, name, metav1.GetOptions{})
-			g.Expect(err).NotTo(HaveOccurred())
-			before = input.Lab.ReadFlinkStatus(input.Cluster, got)
-			g.Expect(before.State).To(Equal(flinkrunner.JobRunning))
-			g.Expect(before.Lifecycle).To(Equal(flinkrunner.LifecycleStable))
-			g.Expect(got.Object["status"]).To(HaveKeyWithValue("jobManagerDeploymentStatus", flinkrunner.JMReady))
-			cp, err := before.REST.Checkpoints(ctx)
-			g.Expect(err).NotTo(HaveOccurred())
-			g.Expect(cp.Completed).To(BeNumerically(">=", 3))
-			r, err := input.Lab.VerifyFlinkOutput(e.ns, name)
-			g.Expect(err).NotTo(HaveOccurred())
-			g.Expect(r.Files).To(BeNumerically(">=", 1), "committed output")
-		}).Should(Succeed())
+		before := framework.WaitForFlinkRunning(ctx, framework.WaitForFlinkRunningInput{
+			Lab: input.Lab, Member: input.Cluster, Namespace: e.ns, Name: name, Stable: true, Checkpoints: 3, OutputFiles: 1,
+		}, e.cfg.GetIntervals(e.name, "wait-flink-running")...).Status
 		e.timeline.Mark(fmt.Sprintf("job %s RUNNING, 3 checkpoints", before.JobID[:8]))
 
 		By("restarting the runner of " + input.Cluster)
@@ -118,18 +95,11 @@ func FlinkRunnerRestartSpec(ctx context.Context, inputGetter func() FlinkMemberS
 		e.timeline.Mark("runner restarted")
 
 		By("the same job resumes from its own latest completed checkpoint")
-		var after framework.FlinkJobStatus
-		var restored framework.Checkpoints
-		e.eventually(ctx, "wait-flink-running", func(g Gomega, ctx context.Context) {
-			got, err := fds.Get(ctx, name, metav1.GetOptions{})
-			g.Expect(err).NotTo(HaveOccurred())
-			after = input.Lab.ReadFlinkStatus(input.Cluster, got)
-			g.Expect(after.State).To(Equal(flinkrunner.JobRunning))
-			restored, err = after.REST.Checkpoints(ctx)
-			g.Expect(err).NotTo(HaveOccurred())
-			g.Expect(restored.RestoredFrom).To(HavePrefix(checkpointDir+"/"+before.JobID+"/chk-"), "Flink restored the job's own checkpoint")
-			g.Expect(restored.Completed).To(BeNumerically(">=", 2), "two checkpoints after the restart commit its output")
-		}).Should(Succeed())
+		resumed := framework.WaitForFlinkRunning(ctx, framework.WaitForFlinkRunningInput{
+			Lab: input.Lab, Member: input.Cluster, Namespace: e.ns, Name: name,
+			RestoredFromPrefix: checkpointDir + "/" + before.JobID + "/chk-", Checkpoints: 2,
+		}, e.cfg.GetIntervals(e.name, "wait-flink-running")...)
+		after, restored := resumed.Status, resumed.Checkpoints
 		Expect(after.JobID).To(Equal(before.JobID), "a restart keeps the job, as a JobManager recovery with HA does under the operator")
 		Expect(restored.LatestCompletedN).To(BeNumerically(">", restored.RestoredID),
 			"Flink numbers the checkpoints after the one it restored: the job's directory holds one sequence, not two incarnations")
@@ -144,10 +114,7 @@ func FlinkRunnerRestartSpec(ctx context.Context, inputGetter func() FlinkMemberS
 
 		By("deleting the FlinkDeployment stops the job")
 		Expect(fds.Delete(ctx, name, metav1.DeleteOptions{})).To(Succeed())
-		e.eventually(ctx, "wait-cleanup", func(ctx context.Context) error {
-			_, err := after.REST.Checkpoints(ctx)
-			return err
-		}).ShouldNot(Succeed(), "Flink's REST API answers after the delete")
+		framework.WaitForFlinkJobGone(ctx, framework.WaitForFlinkJobGoneInput{REST: after.REST}, e.cfg.GetIntervals(e.name, "wait-cleanup")...)
 		summary := fmt.Sprintf("runner restarted: job %s resumed from %s · missing=%d · duplicated=%d", after.JobID[:8],
 			restored.RestoredFrom, report.Missing, report.Duplicated)
 		AddReportEntry("flink runner restart", summary)

@@ -11,7 +11,6 @@ import (
 	. "github.com/onsi/gomega"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
@@ -68,7 +67,6 @@ func FlinkStuckDeletionSpec(ctx context.Context, inputGetter func() FlinkStuckDe
 		}
 		e.createFlink(ctx, template, input.Candidates, directlyFailover())
 		source, old := e.waitFlinkCheckpointed(ctx, name, 3)
-		bindingName := framework.BindingName(name, "FlinkDeployment")
 		e.waitJobIDCollected(ctx, name, source, old.JobID)
 		e.timeline.Mark(fmt.Sprintf("job %s RUNNING on %s", old.JobID[:8], source))
 
@@ -79,24 +77,15 @@ func FlinkStuckDeletionSpec(ctx context.Context, inputGetter func() FlinkStuckDe
 
 		By("Karmada deletes the FlinkDeployment on " + source + "; the savepoint on deletion cannot be taken (FLINK-40388)")
 		srcFDs := input.Lab.Member(source).Dynamic().Resource(flink.GVR).Namespace(e.ns)
-		var deleting time.Time
-		e.eventually(ctx, "wait-flink-failover", func(g Gomega, ctx context.Context) {
-			fd, err := srcFDs.Get(ctx, name, metav1.GetOptions{})
-			g.Expect(err).NotTo(HaveOccurred())
-			g.Expect(fd.GetDeletionTimestamp()).NotTo(BeNil(), "being deleted on %s", source)
-			g.Expect(fd.GetFinalizers()).To(ContainElement(operatorFinalizer))
-			deleting = fd.GetDeletionTimestamp().Time
-		}).Should(Succeed())
+		deleting := framework.WaitForObjectTerminating(ctx, framework.WaitForObjectTerminatingInput{
+			Getter: input.Lab.Member(source), GVR: flink.GVR, Namespace: e.ns, Name: name, Finalizer: operatorFinalizer,
+		}, e.cfg.GetIntervals(e.name, "wait-flink-failover")...)
 		e.timeline.Mark("FlinkDeployment deleting on " + source)
 
 		By("the binding says the failover waits for " + source + ", and no job starts elsewhere meanwhile")
-		var cond *metav1.Condition
-		e.eventually(ctx, "wait-flink-failover", func(g Gomega, ctx context.Context) {
-			rb, err := framework.GetBinding(ctx, k, e.ns, bindingName)
-			g.Expect(err).NotTo(HaveOccurred())
-			cond = meta.FindStatusCondition(rb.Status.Conditions, workv1alpha2.EvictedWorkloadTerminating)
-			g.Expect(cond).NotTo(BeNil(), "condition %s on the binding", workv1alpha2.EvictedWorkloadTerminating)
-		}).Should(Succeed())
+		cond := framework.WaitForBindingCondition(ctx, framework.WaitForBindingConditionInput{
+			Karmada: k, Namespace: e.ns, Name: name, Kind: "FlinkDeployment", Type: workv1alpha2.EvictedWorkloadTerminating,
+		}, e.cfg.GetIntervals(e.name, "wait-flink-failover")...)
 		e.timeline.Mark("binding condition " + workv1alpha2.EvictedWorkloadTerminating)
 		Expect(cond.Status).To(Equal(metav1.ConditionTrue))
 		Expect(cond.Message).To(And(ContainSubstring("cluster "+source), ContainSubstring(operatorFinalizer),
@@ -136,11 +125,9 @@ func FlinkStuckDeletionSpec(ctx context.Context, inputGetter func() FlinkStuckDe
 		Expect(restoredPath).To(HavePrefix(checkpointDir+"/"+old.JobID+"/chk-"), "restored from the old job's checkpoints (no savepoint was taken)")
 		restored := e.waitFlinkRestored(ctx, now.REST, restoredPath, dest)
 
-		e.eventually(ctx, "wait-flink-running", func(g Gomega, ctx context.Context) {
-			rb, err := framework.GetBinding(ctx, k, e.ns, bindingName)
-			g.Expect(err).NotTo(HaveOccurred())
-			g.Expect(meta.FindStatusCondition(rb.Status.Conditions, workv1alpha2.EvictedWorkloadTerminating)).To(BeNil(), "the condition is removed once the workload is gone")
-		}).Should(Succeed())
+		framework.WaitForBindingCondition(ctx, framework.WaitForBindingConditionInput{
+			Karmada: k, Namespace: e.ns, Name: name, Kind: "FlinkDeployment", Type: workv1alpha2.EvictedWorkloadTerminating, Absent: true,
+		}, e.cfg.GetIntervals(e.name, "wait-flink-running")...)
 
 		report, err := input.Lab.VerifyFlinkOutput(e.ns, name)
 		Expect(err).NotTo(HaveOccurred())

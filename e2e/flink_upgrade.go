@@ -52,27 +52,15 @@ func FlinkUpgradeSpec(ctx context.Context, inputGetter func() FlinkMemberSpecInp
 		// same) to run and complete two checkpoints of its own, and returns it
 		// with its checkpoint history.
 		running := func(previous string, same bool) (framework.FlinkJobStatus, framework.Checkpoints) {
-			var st framework.FlinkJobStatus
-			var cp framework.Checkpoints
-			e.eventually(ctx, "wait-flink-running", func(g Gomega, ctx context.Context) {
-				got, err := fds.Get(ctx, name, metav1.GetOptions{})
-				g.Expect(err).NotTo(HaveOccurred())
-				g.Expect(got.Object["status"]).To(HaveKeyWithValue("observedGeneration", got.GetGeneration()))
-				st = input.Lab.ReadFlinkStatus(input.Cluster, got)
-				g.Expect(st.State).To(Equal(flinkrunner.JobRunning))
-				if same {
-					g.Expect(st.JobID).To(Equal(previous))
-				} else {
-					g.Expect(st.JobID).NotTo(Equal(previous))
-				}
-				cp, err = st.REST.Checkpoints(ctx)
-				g.Expect(err).NotTo(HaveOccurred())
-				g.Expect(cp.Completed).To(BeNumerically(">=", 2))
-				if same { // the recovered job counts from its restore on
-					g.Expect(cp.LatestCompletedN).To(BeNumerically(">=", cp.RestoredID+2))
-				}
-			}).Should(Succeed())
-			return st, cp
+			want := framework.WaitForFlinkRunningInput{Lab: input.Lab, Member: input.Cluster, Namespace: e.ns, Name: name, Reconciled: true, Checkpoints: 2}
+			if same {
+				// The recovered job counts from its restore on.
+				want.JobID, want.CheckpointsSinceRestore = previous, 2
+			} else {
+				want.NotJobID = previous // a redeploy: another job (the first deployment: any)
+			}
+			r := framework.WaitForFlinkRunning(ctx, want, e.cfg.GetIntervals(e.name, "wait-flink-running")...)
+			return r.Status, r.Checkpoints
 		}
 		upgrade := func(mode string, nonce int) {
 			patch := fmt.Sprintf(`{"spec":{"restartNonce":%d,"job":{"upgradeMode":%q}}}`, nonce, mode)

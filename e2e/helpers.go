@@ -46,11 +46,6 @@ func newSpecEnv(ctx context.Context, name string, cfg *framework.Config, lab *fr
 	return &specEnv{name: name, cfg: cfg, lab: lab, artifacts: artifacts, ns: ns}
 }
 
-// eventually returns an Eventually for the spec's named interval.
-func (e *specEnv) eventually(ctx context.Context, key string, f interface{}) AsyncAssertion {
-	return Eventually(f).WithContext(ctx).WithTimeout(e.cfg.Timeout(e.name, key)).WithPolling(e.cfg.Polling(e.name, key))
-}
-
 func (e *specEnv) consistently(ctx context.Context, f interface{}) AsyncAssertion {
 	return Consistently(f).WithContext(ctx).WithTimeout(e.cfg.Timeout(e.name, "consistently")).WithPolling(e.cfg.Polling(e.name, "consistently"))
 }
@@ -66,51 +61,26 @@ func (e *specEnv) deployWithPolicy(ctx context.Context, name string, replicas in
 }
 
 // waitRoom waits until Karmada's scheduler sees room for replicas of the workload
-// on every cluster, and enough on each that a division by dynamic weights gives
-// each of two clusters some (framework.DividesOver): a cluster still freeing an
-// earlier spec's pods would get none.
+// on every cluster, enough for a division over two (framework.WaitForClusterRoom).
 func (e *specEnv) waitRoom(ctx context.Context, clusters []string, replicas int64) {
-	e.eventually(ctx, "wait-available", func(g Gomega, ctx context.Context) {
-		room := map[string]int64{}
-		for _, c := range clusters {
-			n, err := e.lab.ClusterRoom(ctx, c, framework.WorkloadRequests)
-			g.Expect(err).NotTo(HaveOccurred())
-			room[c] = n
-		}
-		g.Expect(framework.DividesOver(room, replicas)).To(Succeed(), "as Karmada's scheduler sees the clusters")
-	}).Should(Succeed())
+	framework.WaitForClusterRoom(ctx, framework.WaitForClusterRoomInput{
+		Lab: e.lab, Clusters: clusters, Replicas: replicas, Requests: framework.WorkloadRequests,
+	}, e.cfg.GetIntervals(e.name, "wait-available")...)
 }
 
 // waitPlaced waits until the Deployment is healthy in its binding and
 // Available on every scheduled cluster, and returns those clusters.
 func (e *specEnv) waitPlaced(ctx context.Context, name string) []string {
-	var clusters []string
-	e.eventually(ctx, "wait-available", func(g Gomega, ctx context.Context) {
-		rb, err := framework.GetBinding(ctx, e.lab.Karmada, e.ns, framework.BindingName(name, "Deployment"))
-		g.Expect(err).NotTo(HaveOccurred())
-		g.Expect(framework.BindingHealthy(rb)).To(Succeed())
-		clusters = framework.ScheduledClusters(rb)
-		for _, c := range clusters {
-			g.Expect(framework.DeploymentAvailable(ctx, e.lab.Member(c), e.ns, name)).To(Succeed())
-		}
-	}).Should(Succeed())
-	return clusters
+	return framework.WaitForDeploymentPlaced(ctx, framework.WaitForDeploymentPlacedInput{Lab: e.lab, Namespace: e.ns, Name: name},
+		e.cfg.GetIntervals(e.name, "wait-available")...)
 }
 
 // waitMovedAway waits until no replica of the Deployment is scheduled to from,
 // it is Available on every scheduled cluster, and returns those clusters.
 func (e *specEnv) waitMovedAway(ctx context.Context, name, from string) []string {
-	var clusters []string
-	e.eventually(ctx, "wait-failover", func(g Gomega, ctx context.Context) {
-		rb, err := framework.GetBinding(ctx, e.lab.Karmada, e.ns, framework.BindingName(name, "Deployment"))
-		g.Expect(err).NotTo(HaveOccurred())
-		clusters = framework.ScheduledClusters(rb)
-		g.Expect(clusters).NotTo(BeEmpty())
-		g.Expect(clusters).NotTo(ContainElement(from))
-		for _, c := range clusters {
-			g.Expect(framework.DeploymentAvailable(ctx, e.lab.Member(c), e.ns, name)).To(Succeed())
-		}
-	}).Should(Succeed())
+	clusters := framework.WaitForDeploymentMovedAway(ctx, framework.WaitForDeploymentMovedAwayInput{
+		Lab: e.lab, Namespace: e.ns, Name: name, From: from,
+	}, e.cfg.GetIntervals(e.name, "wait-failover")...)
 	if e.timeline != nil {
 		e.timeline.Mark("Available away from " + from)
 	}
@@ -161,10 +131,10 @@ func (e *specEnv) finish(ctx context.Context) {
 	}
 	Expect(framework.DeleteNamespace(ctx, e.lab.Karmada, e.ns)).To(Succeed())
 	for _, m := range e.lab.MemberNames() {
-		e.eventually(ctx, "wait-cluster-ready", func(ctx context.Context) (bool, error) { return e.lab.ClusterReady(ctx, m) }).
-			Should(BeTrue(), "cluster %s Ready again", m)
-		e.eventually(ctx, "wait-cluster-ready", func(ctx context.Context) ([]string, error) { return e.lab.ClusterNoExecuteTaints(ctx, m) }).
-			Should(BeEmpty(), "NoExecute taints left on %s", m)
+		framework.WaitForClusterReady(ctx, framework.WaitForClusterReadyInput{Lab: e.lab, Cluster: m},
+			e.cfg.GetIntervals(e.name, "wait-cluster-ready")...)
+		framework.WaitForClusterUntainted(ctx, framework.WaitForClusterUntaintedInput{Lab: e.lab, Cluster: m},
+			e.cfg.GetIntervals(e.name, "wait-cluster-ready")...)
 	}
 }
 

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	. "github.com/onsi/gomega"
+
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	clusterv1alpha1 "github.com/karmada-io/karmada/pkg/apis/cluster/v1alpha1"
@@ -42,18 +44,18 @@ func TestWaitForFailoverFollowsTheBinding(t *testing.T) {
 	}()
 	tl := NewTimeline("test")
 	checks := 0
-	res, err := WaitForFailover(context.Background(), FailoverInput{
+	RegisterTestingT(t)
+	res := WaitForFailover(context.Background(), WaitForFailoverInput{
 		Lab: l, Namespace: "ns", Name: "web", Kind: "Deployment", Source: "member1", Timeline: tl,
-		Timeout: 5 * time.Second, Polling: 20 * time.Millisecond,
 		Arrived: func(_ context.Context, dest string) error {
 			if checks++; checks < 3 {
 				return errors.New("not Available yet")
 			}
 			return nil
 		},
-	})
-	if err != nil || res.Destination != "member2" || res.Binding == nil || checks != 3 {
-		t.Fatalf("result %+v, checks %d, err %v", res, checks, err)
+	}, 5*time.Second, 20*time.Millisecond)
+	if res.Destination != "member2" || res.Binding == nil || checks != 3 {
+		t.Fatalf("result %+v, checks %d", res, checks)
 	}
 	var labels []string
 	for _, m := range tl.Marks() {
@@ -68,12 +70,11 @@ func TestWaitForFailoverSaysWhatItWaitedFor(t *testing.T) {
 	rb := &workv1alpha2.ResourceBinding{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: BindingName("web", "Deployment")},
 		Spec: workv1alpha2.ResourceBindingSpec{Clusters: []workv1alpha2.TargetCluster{{Name: "member1"}}}}
 	l, _ := fakeFailoverLab(rb)
-	_, err := WaitForFailover(context.Background(), FailoverInput{
-		Lab: l, Namespace: "ns", Name: "web", Kind: "Deployment", Source: "member1",
-		Timeout: 200 * time.Millisecond, Polling: 20 * time.Millisecond,
-		Arrived: func(context.Context, string) error { return nil },
+	failures := waitFailures(t, func() {
+		WaitForFailover(context.Background(), WaitForFailoverInput{
+			Lab: l, Namespace: "ns", Name: "web", Kind: "Deployment", Source: "member1",
+			Arrived: func(context.Context, string) error { return nil },
+		}, 200*time.Millisecond, 20*time.Millisecond)
 	})
-	if err == nil || !strings.Contains(err.Error(), "scheduled to [member1], not to one cluster other than member1") {
-		t.Fatalf("err %v", err)
-	}
+	expectFailure(t, failures, "Deployment ns/web failed over from member1", "scheduled to [member1], not to one cluster other than member1")
 }

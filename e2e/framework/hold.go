@@ -24,6 +24,9 @@ type HoldInput struct {
 	Allow string
 }
 
+// holdMessage begins the message of every write a Hold denies.
+const holdMessage = "held by the e2e suite"
+
 // Hold stops chosen writes of Karmada's controllers at the API server, with a
 // ValidatingAdmissionPolicy (Deny), so that a scenario can kill a controller
 // at an exact point of its work: after the writes before the point, before the
@@ -51,7 +54,7 @@ func NewHold(ctx context.Context, k *ClusterProxy, in HoldInput) (*Hold, error) 
 			},
 			MatchConditions: []admissionregistrationv1.MatchCondition{{Name: "held", Expression: in.Match}},
 			Validations: []admissionregistrationv1.Validation{{Expression: in.Allow,
-				Message: fmt.Sprintf("held by the e2e suite (ValidatingAdmissionPolicy %s)", in.Name)}},
+				Message: fmt.Sprintf("%s (ValidatingAdmissionPolicy %s)", holdMessage, in.Name)}},
 		},
 	}
 	a := k.Kube().AdmissionregistrationV1()
