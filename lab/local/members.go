@@ -42,10 +42,13 @@ const NotReadyLabel = "chaos.lab/not-ready"
 
 // kwokctl runs the lab's kwokctl with the lab's work directory. A dead proxy
 // keeps it hermetic: were it ever to try a download, it fails at once instead of
-// reaching the internet.
+// reaching the internet. The lab's kubectl is first on its PATH: `kwokctl start
+// cluster` looks kubectl up there (not in its configuration's kubectlBinary) and,
+// without one, waits on for ever.
 func (l *Lab) kwokctl(ctx context.Context, args ...string) (string, error) {
 	cmd := exec.CommandContext(ctx, l.Cfg.Bins.Kwokctl, args...)
 	cmd.Env = append(os.Environ(),
+		"PATH="+filepath.Dir(l.Cfg.Bins.Kubectl)+string(os.PathListSeparator)+os.Getenv("PATH"),
 		"KWOK_WORKDIR="+l.Cfg.KwokDir(),
 		"HTTPS_PROXY=http://127.0.0.1:9", "HTTP_PROXY=http://127.0.0.1:9", "NO_PROXY=127.0.0.1,localhost",
 		"https_proxy=http://127.0.0.1:9", "http_proxy=http://127.0.0.1:9", "no_proxy=127.0.0.1,localhost",
