@@ -129,7 +129,6 @@ func (l *Lab) Plan(_ context.Context, out io.Writer) (*lab.Plan, error) {
 	return &lab.Plan{State: st, Steps: list, Recorded: recorded}, nil
 }
 
-
 func (l *Lab) writeState(st *lab.State) error { return lab.WriteState(l.Cfg, st) }
 
 // Name is the provider: the kind lab.
