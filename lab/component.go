@@ -88,8 +88,8 @@ type Components interface {
 	// when it is a member's cluster; kill makes it a crash (SIGKILL, no grace).
 	StopComponent(ctx context.Context, name string, kill bool) error
 	// StartComponent starts a stopped component (a member's cluster with what it owns)
-	// and waits until it is healthy; a running one is left as it is, except that
-	// karmada-controller-manager is started again when o.Gates is set.
+	// and waits until it is healthy, karmada-controller-manager with o.Gates. Stop it
+	// first to change its gates: the hermetic lab leaves a running process as it is.
 	StartComponent(ctx context.Context, name string, o StartOptions) error
 }
 
