@@ -126,19 +126,26 @@ func (l *Lab) recorded(ctx context.Context) []lab.Component {
 	return l.components(ctx)
 }
 
+// find is the component name of the record; the host cluster, which runs Karmada's
+// control plane, is refused: its components stop and start one by one.
+func (l *Lab) find(ctx context.Context, name string) (lab.Component, error) {
+	c, err := lab.Find(l.recorded(ctx), name)
+	if err == nil && c.Kind == lab.KindCluster && c.Member == "" {
+		err = fmt.Errorf("%s runs Karmada's control plane: stop and start one of its components instead", name)
+	}
+	return c, err
+}
+
 // StopComponent stops the component name of the record (lab.Components): a member's node
 // container (docker kill, or docker stop without kill), or a Deployment scaled to zero,
 // its pods deleted at once with kill, and waits until its pods are gone.
 func (l *Lab) StopComponent(ctx context.Context, name string, kill bool) error {
-	c, err := lab.Find(l.recorded(ctx), name)
+	c, err := l.find(ctx, name)
 	if err != nil {
 		return err
 	}
 	switch c.Kind {
 	case lab.KindCluster:
-		if c.Member == "" {
-			return fmt.Errorf("%s runs Karmada's control plane: stop one of its components instead", name)
-		}
 		verb := "kill"
 		if !kill {
 			verb = "stop"
@@ -176,15 +183,12 @@ func (l *Lab) StopComponent(ctx context.Context, name string, kill bool) error {
 // karmada-controller-manager with o.Gates, or the lab's feature gates), then waits until it
 // rolled out.
 func (l *Lab) StartComponent(ctx context.Context, name string, o lab.StartOptions) error {
-	c, err := lab.Find(l.recorded(ctx), name)
+	c, err := l.find(ctx, name)
 	if err != nil {
 		return err
 	}
 	switch c.Kind {
 	case lab.KindCluster:
-		if c.Member == "" {
-			return fmt.Errorf("%s runs Karmada's control plane: it is not stopped on its own", name)
-		}
 		if _, err := l.run(ctx, "docker-start-"+name, "docker", "start", NodeContainer(name)); err != nil {
 			return err
 		}

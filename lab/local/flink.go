@@ -7,9 +7,9 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/karmada-failover/lab/apis/flink"
+	"github.com/karmada-failover/lab/lab"
 	"github.com/karmada-failover/lab/lab/config"
 	"github.com/karmada-failover/lab/lab/internal/pki"
 	"github.com/karmada-failover/lab/lab/internal/proc"
@@ -127,11 +127,6 @@ func (l *Lab) restoreWebhookArgs(member string) ([]string, error) {
 	}, nil
 }
 
-// stopRestoreWebhook stops member's restore webhook.
-func (l *Lab) stopRestoreWebhook(member string) error {
-	return l.Proc.Stop(restoreWebhookName(member), 10*time.Second)
-}
-
 // installFlink installs the CRD in Karmada and every member, and in every
 // member starts its restore webhook, registers it (or, LAB_RESTORE=kyverno, sets
 // up Kyverno and its ClusterPolicy, which calls the webhook's /locate) and
@@ -230,7 +225,7 @@ func (l *Lab) runnerArgs(m config.Member, taskSlots int) []string {
 
 // stopRunner stops member's runner, which stops its Flink processes first.
 func (l *Lab) stopRunner(member string) error {
-	return l.Proc.Stop(runnerName(member), 30*time.Second)
+	return l.Proc.Stop(runnerName(member), graceOf(lab.RunnerComponent))
 }
 
 // StarveFlink restarts member's runner with no task slots (starve) or with

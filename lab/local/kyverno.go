@@ -248,7 +248,7 @@ func (l *Lab) startKyverno(ctx context.Context, member string) error {
 
 // stopKyverno stops member's Kyverno (its pod ends with it).
 func (l *Lab) stopKyverno(member string) error {
-	return l.Proc.Stop(kyvernoName(member), 20*time.Second)
+	return l.Proc.Stop(kyvernoName(member), graceOf(kyvernoComponent))
 }
 
 // applyKyvernoPolicy applies the restore ClusterPolicy to member, pointed at

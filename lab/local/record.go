@@ -135,41 +135,48 @@ func shortName(c lab.Component) (member, short string) {
 	return "", c.Name
 }
 
+// find is the component name of the record, and the record; a component its member's
+// cluster starts and stops (kwokctl's processes) is refused.
+func (l *Lab) find(name string) (lab.Component, []lab.Component, error) {
+	cs := l.recorded()
+	c, err := lab.Find(cs, name)
+	if err == nil && c.Parent != "" {
+		err = fmt.Errorf("%s is stopped and started with its member: the component %s", name, c.Parent)
+	}
+	return c, cs, err
+}
+
+// graceOf is how long the component of short name may take to stop before it is killed.
+func graceOf(short string) time.Duration {
+	if grace, ok := stopGrace[short]; ok {
+		return grace
+	}
+	return 10 * time.Second
+}
+
 // StopComponent stops the component name of the record (lab.Components): a member's cluster
 // after what it owns, the runner first (it stops its Flink processes); kill is a crash.
 func (l *Lab) StopComponent(ctx context.Context, name string, kill bool) error {
-	cs := l.recorded()
-	c, err := lab.Find(cs, name)
-	if err != nil {
-		return err
-	}
+	c, cs, err := l.find(name)
 	switch {
-	case c.Parent != "":
-		return fmt.Errorf("%s is stopped and started with its member: the component %s", name, c.Parent)
+	case err != nil:
+		return err
 	case c.Kind == lab.KindCluster:
 		return l.stopMember(ctx, cs, name, kill)
 	case kill:
 		return l.Proc.Kill(processName(c))
 	}
 	_, short := shortName(c)
-	grace, ok := stopGrace[short]
-	if !ok {
-		grace = 10 * time.Second
-	}
-	return l.Proc.Stop(processName(c), grace)
+	return l.Proc.Stop(processName(c), graceOf(short))
 }
 
 // StartComponent starts the component name of the record (lab.Components) when it is not
 // running, and waits until it answers: a member's cluster, then what it owns and ran before.
 func (l *Lab) StartComponent(ctx context.Context, name string, o lab.StartOptions) error {
-	cs := l.recorded()
-	c, err := lab.Find(cs, name)
-	if err != nil {
-		return err
-	}
+	c, cs, err := l.find(name)
 	switch {
-	case c.Parent != "":
-		return fmt.Errorf("%s is stopped and started with its member: the component %s", name, c.Parent)
+	case err != nil:
+		return err
 	case c.Kind == lab.KindCluster:
 		return l.startMember(ctx, cs, name)
 	}

@@ -1,8 +1,10 @@
 package local
 
 import (
+	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/karmada-failover/lab/lab"
@@ -87,5 +89,21 @@ func TestRecordListsEveryComponent(t *testing.T) {
 	}
 	if webhook := l.components(config.RestoreWebhook); len(webhook) != len(cs)-20 {
 		t.Errorf("without Kyverno: %d components, want %d", len(webhook), len(cs)-20)
+	}
+}
+
+// TestStopComponentRefusesWhatItsMemberRuns: kwokctl's processes stop and start with their
+// member, and a name outside the record is refused with the record's names.
+func TestStopComponentRefusesWhatItsMemberRuns(t *testing.T) {
+	l := flinkLab(t, "3")
+	ctx := context.Background()
+	if err := l.StopComponent(ctx, "member1/etcd", true); err == nil || !strings.Contains(err.Error(), "with its member: the component member1") {
+		t.Errorf("stop member1/etcd: %v", err)
+	}
+	if err := l.StartComponent(ctx, "member1/kube-apiserver", lab.StartOptions{}); err == nil || !strings.Contains(err.Error(), "with its member") {
+		t.Errorf("start member1/kube-apiserver: %v", err)
+	}
+	if err := l.StopComponent(ctx, "member4", true); err == nil || !strings.Contains(err.Error(), `no component "member4"`) {
+		t.Errorf("stop member4: %v", err)
 	}
 }
