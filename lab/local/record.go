@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
@@ -234,7 +235,7 @@ func (l *Lab) stopMember(ctx context.Context, cs []lab.Component, name string, k
 		if killed := ensureMemberStopped(pids, 15*time.Second); len(killed) > 0 {
 			fmt.Fprintf(os.Stderr, "killed %s of %s after it ignored SIGTERM\n", strings.Join(killed, ", "), name)
 		}
-		return nil
+		return l.forgetStoppedPIDs(name)
 	}
 	for _, pid := range pids {
 		if processAlive(pid) {
@@ -244,9 +245,27 @@ func (l *Lab) stopMember(ctx context.Context, cs []lab.Component, name string, k
 	if left := ensureMemberStopped(pids, 10*time.Second); len(left) > 0 {
 		errs = append(errs, fmt.Errorf("%s of %s survived SIGKILL", strings.Join(left, ", "), name))
 	}
+	errs = append(errs, l.forgetStoppedPIDs(name))
 	if m, ok := config.AnyMember(name); ok {
 		lo, hi := l.Cfg.Ports.FlinkRESTRange(m)
 		errs = append(errs, waitPortsClosed(lo, hi, 15*time.Second))
+	}
+	return errors.Join(errs...)
+}
+
+// forgetStoppedPIDs removes the PID files of member name's processes that are gone. A
+// process killed a moment ago can still be a zombie waiting for its reaper, which
+// kwokctl counts as running (signal 0 reaches it): `kwokctl start cluster` would then
+// start nothing and wait for an API server that never comes.
+func (l *Lab) forgetStoppedPIDs(name string) error {
+	var errs []error
+	for component, pid := range l.memberPIDs(name) {
+		if !processAlive(pid) {
+			f := filepath.Join(l.memberDir(name), "pids", component+".pid")
+			if err := os.Remove(f); err != nil && !os.IsNotExist(err) {
+				errs = append(errs, err)
+			}
+		}
 	}
 	return errors.Join(errs...)
 }
