@@ -61,8 +61,8 @@ func TestReadStateOfAnEarlierLab(t *testing.T) {
 
 func TestParseTaint(t *testing.T) {
 	for in, want := range map[string]corev1.Taint{
-		"lab.karmada.io/fault=true:NoExecute":                   {Key: "lab.karmada.io/fault", Value: "true", Effect: corev1.TaintEffectNoExecute},
-		"failover.karmada.io/out-of-service=shutdown:NoExecute": {Key: "failover.karmada.io/out-of-service", Value: "shutdown", Effect: corev1.TaintEffectNoExecute},
+		"lab.karmada.io/fault=true:NoExecute":                  {Key: "lab.karmada.io/fault", Value: "true", Effect: corev1.TaintEffectNoExecute},
+		"cluster.karmada.io/out-of-service=shutdown:NoExecute": {Key: "cluster.karmada.io/out-of-service", Value: "shutdown", Effect: corev1.TaintEffectNoExecute},
 		"k:NoSchedule": {Key: "k", Effect: corev1.TaintEffectNoSchedule},
 	} {
 		if got, err := ParseTaint(in); err != nil || got != want {

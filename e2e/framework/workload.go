@@ -26,7 +26,7 @@ const NotReadyTaintKey = "cluster.karmada.io/not-ready"
 // stopped (clusterv1alpha1.TaintClusterOutOfService): Karmada then hands their
 // preserved state over and completes a purge mode Directly failover without
 // waiting for the cluster to return.
-const OutOfServiceTaintKey = "failover.karmada.io/out-of-service"
+const OutOfServiceTaintKey = "cluster.karmada.io/out-of-service"
 
 // CreateNamespace creates a namespace in Karmada; Karmada's namespace
 // controller propagates it to every member.

@@ -58,8 +58,8 @@ func Args(flags map[string]string) []string {
 }
 
 // OutOfServiceTaint is the cluster taint of the patched Karmada
-// (clusterv1alpha1.TaintClusterOutOfService, failover.karmada.io/out-of-service)
+// (clusterv1alpha1.TaintClusterOutOfService, cluster.karmada.io/out-of-service)
 // with which an operator or a fencing automation asserts that a member's
 // workloads are stopped and stay stopped, in `karmadactl taint` form. With
 // NoExecute it also fails the member's workloads over at once.
-const OutOfServiceTaint = "failover.karmada.io/out-of-service=shutdown:NoExecute"
+const OutOfServiceTaint = "cluster.karmada.io/out-of-service=shutdown:NoExecute"

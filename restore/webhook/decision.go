@@ -167,7 +167,8 @@ func (c *Config) decide(in *decisionInput) *decision {
 }
 
 // marker returns the failover reason and the old job id carried by the
-// object ("" when absent). The job id is read from the label, or from the
+// object ("" when absent), from its label or, for a reason that is not a valid
+// label value, its annotation. The job id is read from the label, or from the
 // annotation with the same key (Karmada stores values that are not valid
 // label values as annotations), and only when Karmada lists that key in
 // failover.karmada.io/preserved-keys: a template may carry the key itself,
@@ -175,6 +176,11 @@ func (c *Config) decide(in *decisionInput) *decision {
 // the value of such an unlisted key ("" when absent).
 func (c *Config) marker(f *flinkDeployment) (reason, jobID, forged string) {
 	reason = f.Metadata.Labels[workv1alpha2.FailoverReasonLabel]
+	if reason == "" {
+		// The reason of an eviction that is not a valid label value (',' or ':') is an
+		// annotation with the same key.
+		reason = f.Metadata.Annotations[workv1alpha2.FailoverReasonLabel]
+	}
 	value := f.Metadata.Labels[c.JobIDKey]
 	if value == "" {
 		value = f.Metadata.Annotations[c.JobIDKey]
@@ -203,7 +209,7 @@ func (x *decider) restore(forged string) {
 		// instance of it.
 		x.missing(causeStateWithheld, fmt.Sprintf("%s=%s: Karmada withholds the old job's state because the job on %s is not "+
 			"confirmed stopped (a PreservedStateWithheld event on the binding: purge mode other than Directly and the cluster not "+
-			"tainted failover.karmada.io/out-of-service); nothing is restored", workv1alpha2.FailoverStateWithheldAnnotation, withheld, withheld))
+			"tainted cluster.karmada.io/out-of-service); nothing is restored", workv1alpha2.FailoverStateWithheldAnnotation, withheld, withheld))
 		return
 	}
 	if d.jobID == "" && forged != "" {

@@ -13,6 +13,7 @@ import (
 	admissionv1 "k8s.io/api/admission/v1"
 	authenticationv1 "k8s.io/api/authentication/v1"
 
+	workv1alpha2 "github.com/karmada-failover/lab/apis/work/v1alpha2"
 	"github.com/karmada-failover/lab/restore/checkpoint"
 )
 
@@ -66,6 +67,15 @@ func TestDecide(t *testing.T) {
 		{
 			name: "with every answer: restored from the carried job's latest checkpoint",
 			user: karmadaSA, object: fd(marker(), karmadaAnn(), conf(ckptDir), job()),
+			store:     map[storeQuery]storeAnswer{latest: at12, lineage: at12, savepointsOf(oldJob): noSavepoint},
+			savepoint: chk12, decision: DecisionRestored,
+			annotations: map[string]string{AnnotationDecision: DecisionRestored, AnnotationCheckpoint: chk12, AnnotationFromJobID: oldJob},
+		},
+		{
+			// Karmada puts a reason that is not a valid label value (an eviction reason with ',' or ':')
+			// in an annotation with the label's key.
+			name: "a reason carried as an annotation marks the object too",
+			user: karmadaSA, object: fd(marker(workv1alpha2.FailoverReasonLabel, ""), karmadaAnn(workv1alpha2.FailoverReasonLabel, "Quota:Exceeded"), conf(ckptDir), job()),
 			store:     map[storeQuery]storeAnswer{latest: at12, lineage: at12, savepointsOf(oldJob): noSavepoint},
 			savepoint: chk12, decision: DecisionRestored,
 			annotations: map[string]string{AnnotationDecision: DecisionRestored, AnnotationCheckpoint: chk12, AnnotationFromJobID: oldJob},

@@ -66,12 +66,16 @@ const bindingJSON = `{
       {
         "startTime": "2025-12-01T08:00:00Z",
         "reason": "ClusterFailure",
+        "fromCluster": "member3",
+        "producer": "TaintManager",
         "clustersBeforeFailover": ["member3"],
         "clustersAfterFailover": ["member1"]
       },
       {
         "startTime": "2025-12-02T10:00:00Z",
         "reason": "ApplicationFailure",
+        "fromCluster": "member1",
+        "producer": "ApplicationFailover",
         "clustersBeforeFailover": ["member1"],
         "clustersAfterFailover": ["member2"],
         "preservedLabelState": {"failover.example.io/replicas": "2"}
@@ -101,12 +105,16 @@ func wantHistory() []workv1alpha2.FailoverHistoryItem {
 		{
 			StartTime:              ts("2025-12-01T08:00:00Z"),
 			Reason:                 workv1alpha2.FailoverReasonClusterFailure,
+			FromCluster:            "member3",
+			Producer:               "TaintManager",
 			ClustersBeforeFailover: []string{"member3"},
 			ClustersAfterFailover:  []string{"member1"},
 		},
 		{
 			StartTime:              ts("2025-12-02T10:00:00Z"),
 			Reason:                 workv1alpha2.FailoverReasonApplicationFailure,
+			FromCluster:            "member1",
+			Producer:               "ApplicationFailover",
 			ClustersBeforeFailover: []string{"member1"},
 			ClustersAfterFailover:  []string{"member2"},
 			PreservedLabelState:    map[string]string{"failover.example.io/replicas": "2"},

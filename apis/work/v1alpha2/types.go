@@ -227,20 +227,20 @@ type ResourceBindingStatus struct {
 
 	// FailoverHistory records the most recent failovers of the referencing resource,
 	// ordered from the oldest to the newest (the newest item is the last one).
-	// Each application failover or cluster failover adds one item per cluster the
-	// resource is moved away from, also when several clusters fail at once.
-	// The list is bounded: karmada-controller-manager keeps at most the number of
-	// items set by its --failover-history-limit flag (default 5) and drops the
-	// oldest items beyond that, except the items of graceful eviction tasks that
-	// are still on the binding (at most one per cluster).
+	// Each item records the eviction of the resource from one cluster by application
+	// failover, cluster failover or another graceful eviction, also when several clusters
+	// fail at once. karmada-controller-manager keeps the number of items it is configured
+	// with (5 by default) and drops the oldest beyond that, except the items of graceful
+	// eviction tasks that are still on the binding.
 	// It is maintained only when the FailoverHistory feature gate is enabled.
-	// It never holds more than 100 items (see MaxFailoverHistoryItems).
 	// +kubebuilder:validation:MaxItems=100
 	// +optional
 	FailoverHistory []FailoverHistoryItem `json:"failoverHistory,omitempty"`
 }
 
 // FailoverReason is the reason why the resource was failed over.
+// Besides the reasons below, it is the reason of the graceful eviction task, for an
+// eviction of another kind (for example a preemption).
 type FailoverReason string
 
 const (
@@ -263,25 +263,41 @@ const (
 
 	// MaxFailoverHistoryStateValueLength is the maximum length of a preserved state value the
 	// failover history records. A longer value stays in the graceful eviction task that preserved
-	// it, and is left out of the history.
+	// it; the history records the key without it and a Warning event reports it.
 	MaxFailoverHistoryStateValueLength = 1024
 )
 
-// FailoverHistoryItem records one failover of the referencing resource.
+// FailoverHistoryItem records one failover of the referencing resource: its eviction
+// from one cluster, as one graceful eviction task.
 type FailoverHistoryItem struct {
-	// StartTime is the time the failover started, that is, the time the eviction of
-	// the resource from the failed clusters was recorded.
+	// StartTime is the time the failover started: the creation timestamp of its graceful
+	// eviction task. With FromCluster and Producer it identifies that task.
 	// +required
 	StartTime metav1.Time `json:"startTime"`
 
-	// Reason is the reason of the failover.
-	// Valid values are "ApplicationFailure" and "ClusterFailure".
-	// +kubebuilder:validation:Enum=ApplicationFailure;ClusterFailure
+	// Reason is the reason of the failover: ApplicationFailure, ClusterFailure, or the
+	// reason of the graceful eviction task for an eviction of another kind.
+	// +kubebuilder:validation:MaxLength=32
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:Pattern=`^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$`
 	// +required
 	Reason FailoverReason `json:"reason"`
 
+	// FromCluster is the cluster the resource was moved away from.
+	// +kubebuilder:validation:MaxLength=48
+	// +required
+	FromCluster string `json:"fromCluster"`
+
+	// Producer is the controller that evicted the resource from FromCluster: the producer
+	// of the graceful eviction task.
+	// +kubebuilder:validation:MaxLength=128
+	// +required
+	Producer string `json:"producer"`
+
 	// ClustersBeforeFailover records the clusters the resource was running on
 	// when the failover started.
+	// +kubebuilder:validation:MaxItems=1000
+	// +kubebuilder:validation:items:MaxLength=48
 	// +required
 	ClustersBeforeFailover []string `json:"clustersBeforeFailover"`
 
@@ -289,49 +305,20 @@ type FailoverHistoryItem struct {
 	// once the failover completed. Failovers the scheduler observed together share
 	// the placement observed after them. It is empty while the new placement is not
 	// known: until the scheduler has observed the failover, and for good when the
-	// eviction task of the failover was retired before that, or does not list its
-	// clusters before failover.
+	// graceful eviction task of the failover was retired before that, or does not list
+	// its clusters before failover.
+	// +kubebuilder:validation:MaxItems=1000
+	// +kubebuilder:validation:items:MaxLength=48
 	// +optional
 	ClustersAfterFailover []string `json:"clustersAfterFailover,omitempty"`
 
-	// PreservedLabelState records the state the failover carries: the state preserved
-	// from the cluster the resource was moved away from, as extracted by the
-	// StatePreservation rules of the failover behavior. When the failover could not
-	// extract any state (for example, the application never ran on the cluster it was
-	// moved away from) and that cluster is where the previous failover moved the
-	// resource to, the state of the previous failover is carried over.
-	// Values longer than MaxFailoverHistoryStateValueLength are left out.
-	// +optional
-	PreservedLabelState map[string]string `json:"preservedLabelState,omitempty"`
-
-	// Evictions identifies the graceful eviction tasks the failover recorded, one
-	// per cluster the resource was moved away from. karmada-controller-manager records
-	// each task as a failover of its own, so it writes one eviction per item; a list
-	// keeps items written before that readable. A task is recorded when an item lists
-	// its cluster, producer and creation timestamp; the order of the items and the
-	// clocks of the controllers play no part.
-	// +optional
-	Evictions []FailoverEviction `json:"evictions,omitempty"`
-}
-
-// FailoverEviction identifies the graceful eviction task of one cluster a resource
-// was moved away from.
-type FailoverEviction struct {
-	// FromCluster is the cluster the resource was moved away from.
-	// +required
-	FromCluster string `json:"fromCluster"`
-
-	// Producer is the controller that created the graceful eviction task.
-	// +required
-	Producer string `json:"producer"`
-
-	// CreationTimestamp is the creation timestamp of the graceful eviction task.
-	// +required
-	CreationTimestamp metav1.Time `json:"creationTimestamp"`
-
-	// PreservedLabelState is the state the graceful eviction task preserved from
-	// FromCluster, kept per source cluster so that the states of several clusters are
-	// never merged. Values longer than MaxFailoverHistoryStateValueLength are left out.
+	// PreservedLabelState records the state the failover carries: the state its graceful
+	// eviction task preserved from FromCluster, as extracted by the StatePreservation rules
+	// of the failover behavior. When the task preserved none (for example, the application
+	// never ran on FromCluster) and FromCluster is where the previous failover moved the
+	// resource to, it is the state of that failover. Values longer than 1024 characters
+	// are not recorded.
+	// +kubebuilder:validation:MaxProperties=64
 	// +optional
 	PreservedLabelState map[string]string `json:"preservedLabelState,omitempty"`
 }
