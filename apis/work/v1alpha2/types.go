@@ -312,6 +312,16 @@ type FailoverHistoryItem struct {
 	// +optional
 	ClustersAfterFailover []string `json:"clustersAfterFailover,omitempty"`
 
+	// HealthyClusters lists the clusters the failover moved the resource to (those in
+	// ClustersAfterFailover and not in ClustersBeforeFailover) on which the resource has
+	// been observed healthy since. A later failover away from a cluster the resource was
+	// never observed healthy on carries the state this failover carried, the state of the
+	// last healthy run, rather than what the copy on that cluster reports.
+	// +kubebuilder:validation:MaxItems=1000
+	// +kubebuilder:validation:items:MaxLength=48
+	// +optional
+	HealthyClusters []string `json:"healthyClusters,omitempty"`
+
 	// PreservedLabelState records the state the failover carries: the state its graceful
 	// eviction task preserved from FromCluster, as extracted by the StatePreservation rules
 	// of the failover behavior. When the task preserved none (for example, the application

@@ -122,6 +122,11 @@ func (in *FailoverHistoryItem) DeepCopyInto(out *FailoverHistoryItem) {
 		*out = make([]string, len(*in))
 		copy(*out, *in)
 	}
+	if in.HealthyClusters != nil {
+		in, out := &in.HealthyClusters, &out.HealthyClusters
+		*out = make([]string, len(*in))
+		copy(*out, *in)
+	}
 	if in.PreservedLabelState != nil {
 		in, out := &in.PreservedLabelState, &out.PreservedLabelState
 		*out = make(map[string]string, len(*in))
