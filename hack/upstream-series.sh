@@ -7,7 +7,9 @@
 # - The patches are applied with `git am --3way`. They are made against the pinned
 #   v1.18.2; the blobs of the series' own tree are fetched into the clone first, so the
 #   3-way fallback has what it needs on a newer base. On a conflict the patch and its
-#   files are named, the am is aborted and the clone is reset to where it was.
+#   files are named, the am is aborted and the clone is reset to where it was. A commit
+#   that carries generated files gets them from the tree's own generators (which differ
+#   between releases), amended into it.
 # - The pull requests are the sections of patches/series (hack/series-prs); each is
 #   reported with its patches, and the whole tree is built after each one.
 # - Submission identity: every applied commit is re-authored and signed off (DCO) by the
@@ -39,8 +41,35 @@ start_all=${SECONDS}
 git -C "${target}" fetch --quiet --no-tags "${SERIES_DIR}" HEAD || die "could not fetch the objects of ${SERIES_DIR#"${ROOT}"/} into ${target}"
 
 log::step "applying $(series::list | wc -l) patches onto ${branch} ($(git -C "${target}" describe --tags --always HEAD))"
+export GOBIN="${OUTPUT}/tools/bin" PATH="${OUTPUT}/tools/bin:${PATH}"
 in_pr=0
-applied() { in_pr=$((in_pr + 1)); }
+regenerated=()
+# A commit that carries generated files carries them as this tree's generators make them:
+# generators differ between releases (openapi defaults, flag lists), so the generated files of
+# the pinned base are regenerated here with the tree's own scripts and the commit amended. Only
+# generated files change; a source commit that needs regeneration fails verify-codegen below.
+regenerate() {
+  local changed scripts=() s
+  changed="$(git -C "${target}" diff --name-only HEAD~1 HEAD)"
+  grep -qE 'zz_generated|^pkg/generated/|^api/openapi-spec/|^charts/karmada/_crds/' <<<"${changed}" &&
+    scripts+=(update-codegen.sh update-crdgen.sh update-swagger-docs.sh)
+  grep -q '^docs/command-line-flags/' <<<"${changed}" && scripts+=(update-command-line-flags.sh)
+  [[ ${#scripts[@]} -gt 0 ]] || return 0
+  for s in "${scripts[@]}"; do
+    [[ -x "${target}/hack/${s}" ]] || continue
+    (cd "${target}" && "hack/${s}") >"${OUTPUT}/logs/upstream-series-regenerate.log" 2>&1 ||
+      { tail -n 30 "${OUTPUT}/logs/upstream-series-regenerate.log" >&2; return 1; }
+  done
+  if [[ -n "$(git -C "${target}" status --porcelain)" ]]; then
+    git -C "${target}" add -A && git -C "${target}" -c user.name="${GIT_COMMITTER_NAME}" -c user.email="${GIT_COMMITTER_EMAIL}" \
+      commit --quiet --amend --no-edit --no-verify
+    regenerated+=("$1: $(git -C "${target}" diff --name-only HEAD~1 HEAD | grep -cE 'zz_generated|^pkg/generated/|^api/openapi-spec/|^charts/karmada/_crds/|^docs/command-line-flags/') generated files")
+  fi
+}
+applied() {
+  in_pr=$((in_pr + 1))
+  regenerate "$1" || { git -C "${target}" reset --quiet --hard "${base}"; die "regenerating the generated files of $1 failed; ${target} was reset"; }
+}
 pr_done() {
   local id="$1" title="$2" start="$3"
   if ! out="$(cd "${target}" && go build ./... 2>&1)"; then
@@ -69,6 +98,7 @@ while IFS= read -r line; do
   fi
 done < "${SERIES_FILE}"
 [[ ${in_pr} == 0 ]] || pr_done "the last patches" "not in a pull request of hack/series-prs" "${pr_start}"
+for r in "${regenerated[@]}"; do log::step "regenerated with this tree's scripts: ${r}"; done
 n="$(git -C "${target}" rev-list --count "${base}..HEAD")"
 [[ "${n}" == "$(series::list | wc -l)" ]] || die "${n} commits applied, but the series has $(series::list | wc -l) patches"
 
@@ -103,7 +133,6 @@ fi
 [[ "${UPSTREAM_SERIES_APPLY_ONLY:-0}" == 1 ]] && exit 0
 
 cd "${target}" || exit 1
-export GOBIN="${OUTPUT}/tools/bin" PATH="${OUTPUT}/tools/bin:${PATH}"
 checks=(verify-codegen.sh verify-crdgen.sh verify-swagger-docs.sh verify-command-line-flags.sh verify-import-aliases.sh verify-gofmt.sh)
 if [[ "${UPSTREAM_SERIES_SKIP_LINT:-0}" != 1 && -x hack/verify-staticcheck.sh ]]; then
   # golangci-lint at the version upstream's script pins, from its Go module (the script would
