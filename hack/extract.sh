@@ -60,7 +60,6 @@ trim() { local v="$1"; v="${v#"${v%%[![:space:]]*}"}"; printf '%s' "${v%"${v##*[
 rm -f "${PATCHES_DIR}"/*.patch
 mkdir -p "${PATCHES_DIR}"
 cp "${tmp}"/*.patch "${PATCHES_DIR}/" 2>/dev/null || true
-rm -f "${PATCHES_DIR}/series"
 cp "${tmp}/series" "${SERIES_FILE}"
 echo "$(series::hash) $(git::src rev-parse "refs/heads/${PATCH_BRANCH}")" > "${SRC_DIR}/.git/failover-lab-series"
 log::ok "extracted $(series::list | wc -l) patches into patches/ (series $(series::hash))"

@@ -42,8 +42,11 @@ git -C "${target}" fetch --quiet --no-tags "${SERIES_DIR}" HEAD || die "could no
 
 log::step "applying $(series::list | wc -l) patches onto ${branch} ($(git -C "${target}" describe --tags --always HEAD))"
 export GOBIN="${OUTPUT}/tools/bin" PATH="${OUTPUT}/tools/bin:${PATH}"
+mkdir -p "${OUTPUT}/logs"
 in_pr=0
 regenerated=()
+generated="zz_generated|^pkg/generated/|^api/openapi-spec/|^charts/karmada/_crds/"
+flagdocs="^docs/command-line-flags/"
 # A commit that carries generated files carries them as this tree's generators make them:
 # generators differ between releases (openapi defaults, flag lists), so the generated files of
 # the pinned base are regenerated here with the tree's own scripts and the commit amended. Only
@@ -51,9 +54,8 @@ regenerated=()
 regenerate() {
   local changed scripts=() s
   changed="$(git -C "${target}" diff --name-only HEAD~1 HEAD)"
-  grep -qE 'zz_generated|^pkg/generated/|^api/openapi-spec/|^charts/karmada/_crds/' <<<"${changed}" &&
-    scripts+=(update-codegen.sh update-crdgen.sh update-swagger-docs.sh)
-  grep -q '^docs/command-line-flags/' <<<"${changed}" && scripts+=(update-command-line-flags.sh)
+  grep -qE "${generated}" <<<"${changed}" && scripts+=(update-codegen.sh update-crdgen.sh update-swagger-docs.sh)
+  grep -qE "${flagdocs}" <<<"${changed}" && scripts+=(update-command-line-flags.sh)
   [[ ${#scripts[@]} -gt 0 ]] || return 0
   for s in "${scripts[@]}"; do
     [[ -x "${target}/hack/${s}" ]] || continue
@@ -63,7 +65,7 @@ regenerate() {
   if [[ -n "$(git -C "${target}" status --porcelain)" ]]; then
     git -C "${target}" add -A && git -C "${target}" -c user.name="${GIT_COMMITTER_NAME}" -c user.email="${GIT_COMMITTER_EMAIL}" \
       commit --quiet --amend --no-edit --no-verify
-    regenerated+=("$1: $(git -C "${target}" diff --name-only HEAD~1 HEAD | grep -cE 'zz_generated|^pkg/generated/|^api/openapi-spec/|^charts/karmada/_crds/|^docs/command-line-flags/') generated files")
+    regenerated+=("$1: $(git -C "${target}" diff --name-only HEAD~1 HEAD | grep -cE "${generated}|${flagdocs}") generated files")
   fi
 }
 applied() {
@@ -151,7 +153,6 @@ for s in "${checks[@]}"; do
   [[ -x "hack/${s}" ]] || { log::step "hack/${s} not in this tree, skipped"; continue; }
   start=${SECONDS}
   log="${OUTPUT}/logs/upstream-series-${s%.sh}.log"
-  mkdir -p "$(dirname "${log}")"
   if ! "hack/${s}" >"${log}" 2>&1; then
     tail -n 30 "${log}" >&2
     die "hack/${s} failed in ${target} (log: ${log#"${ROOT}"/})"
