@@ -11,6 +11,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -215,6 +216,12 @@ func FailoverSpec(ctx context.Context, inputGetter func() FailoverSpecInput) {
 				Karmada: k, Namespace: e.ns, Name: name, Kind: "Deployment",
 			}, e.cfg.GetIntervals(e.name, "wait-cleanup")...)
 			e.timeline.Mark("eviction task retired")
+			// The binding controller renders the destination's Work again once the task is gone, and
+			// the execution controller updates the Deployment: the state goes a moment after the task.
+			framework.WaitForPreservedStateRemoved(ctx, framework.WaitForPreservedStateRemovedInput{
+				Getter: input.Lab.Member(dest), GVR: appsv1.SchemeGroupVersion.WithResource("deployments"), Namespace: e.ns, Name: name,
+				StateKeys: []string{stateLabel},
+			}, e.cfg.GetIntervals(e.name, "wait-cleanup")...)
 			e.consistently(ctx, func(g Gomega, ctx context.Context) {
 				labels, annotations := e.memberMeta(ctx, dest, name)
 				g.Expect(labels).To(HaveKeyWithValue(workv1alpha2.FailoverReasonLabel, string(reason)))

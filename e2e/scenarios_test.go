@@ -97,6 +97,12 @@ var _ = Describe("Bad input: missing and long preserved values, forged marker", 
 	})
 })
 
+var _ = Describe("ResourceBinding CRD without failoverHistory (binaries upgraded before the CRDs)", Label("lab", "fault"), func() {
+	CRDSkewSpec(context.TODO(), func() CRDSkewSpecInput {
+		return CRDSkewSpecInput{E2EConfig: e2eConfig, Lab: lab, ArtifactFolder: artifacts, Candidates: members(0, 1)}
+	})
+})
+
 var _ = Describe("karmada-controller-manager killed during a failover", Label("lab", "fault"), func() {
 	for _, at := range []KillPoint{KillAfterTask, KillAfterHistory, KillAfterMarker} {
 		Context(string(at), func() {

@@ -1,0 +1,167 @@
+package framework
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"time"
+
+	. "github.com/onsi/gomega"
+
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apiextensionsclientset "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/retry"
+
+	workv1alpha2 "github.com/karmada-failover/lab/apis/work/v1alpha2"
+)
+
+// ResourceBindingCRD is the name of Karmada's ResourceBinding CRD.
+const ResourceBindingCRD = "resourcebindings.work.karmada.io"
+
+// RemoveFailoverHistoryFromCRD replaces the ResourceBinding CRD on the Karmada API server with one
+// whose schema has no status.failoverHistory, as a CRD older than karmada-controller-manager has
+// (the binaries upgraded before the CRDs): the API server then prunes the field from every write.
+// It returns the function that puts the CRD's versions back as they were.
+func RemoveFailoverHistoryFromCRD(ctx context.Context, k *ClusterProxy) (func(context.Context) error, error) {
+	cs, err := apiextensionsclientset.NewForConfig(k.RESTConfig())
+	if err != nil {
+		return nil, err
+	}
+	crds := cs.ApiextensionsV1().CustomResourceDefinitions()
+	original, err := crds.Get(ctx, ResourceBindingCRD, metav1.GetOptions{})
+	if err != nil {
+		return nil, err
+	}
+	removed := 0
+	err = retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		crd, err := crds.Get(ctx, ResourceBindingCRD, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		removed = 0
+		for i := range crd.Spec.Versions {
+			if removeStatusField(&crd.Spec.Versions[i], "failoverHistory") {
+				removed++
+			}
+		}
+		if removed == 0 {
+			return nil
+		}
+		_, err = crds.Update(ctx, crd, metav1.UpdateOptions{})
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	if removed == 0 {
+		return nil, fmt.Errorf("the CRD %s has no status.failoverHistory in any version: not the patched Karmada's CRD", ResourceBindingCRD)
+	}
+	restore := func(ctx context.Context) error {
+		return retry.RetryOnConflict(retry.DefaultRetry, func() error {
+			crd, err := crds.Get(ctx, ResourceBindingCRD, metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			crd.Spec.Versions = original.Spec.Versions
+			_, err = crds.Update(ctx, crd, metav1.UpdateOptions{})
+			return err
+		})
+	}
+	return restore, nil
+}
+
+// removeStatusField removes a field from the status schema of a CRD version, and tells whether it
+// was there.
+func removeStatusField(v *apiextensionsv1.CustomResourceDefinitionVersion, field string) bool {
+	if v.Schema == nil || v.Schema.OpenAPIV3Schema == nil {
+		return false
+	}
+	// Properties maps to values whose own Properties is a map: deleting from it changes the schema.
+	status, ok := v.Schema.OpenAPIV3Schema.Properties["status"]
+	if _, has := status.Properties[field]; !ok || !has {
+		return false
+	}
+	delete(status.Properties, field)
+	return true
+}
+
+// WaitForFailoverHistoryStoredInput is the input of WaitForFailoverHistoryStored.
+type WaitForFailoverHistoryStoredInput struct {
+	// Karmada is the Karmada API server.
+	Karmada *ClusterProxy
+	// Namespace, Name and Kind name a resource template whose binding exists; its binding is
+	// BindingName(Name, Kind).
+	Namespace, Name, Kind string
+	// Stored is what to wait for: the API server stores status.failoverHistory (true), or prunes it.
+	Stored bool
+}
+
+// WaitForFailoverHistoryStored waits until the Karmada API server stores status.failoverHistory of
+// ResourceBindings (Stored), or prunes it, as a server-side dry run of a status write with one more
+// history item tells: the API server returns the object as it would store it, and stores nothing.
+// A CRD change takes effect in the API server a moment after the write of the CRD.
+func WaitForFailoverHistoryStored(ctx context.Context, input WaitForFailoverHistoryStoredInput, intervals ...interface{}) {
+	Eventually(func(g Gomega, ctx context.Context) {
+		rb, err := GetBinding(ctx, input.Karmada, input.Namespace, BindingName(input.Name, input.Kind))
+		g.Expect(err).NotTo(HaveOccurred())
+		probe := workv1alpha2.FailoverHistoryItem{
+			StartTime: metav1.NewTime(time.Now().Truncate(time.Second)), Reason: workv1alpha2.FailoverReason("DryRunProbe"),
+			FromCluster: "dry-run-probe", Producer: "e2e", ClustersBeforeFailover: []string{"dry-run-probe"},
+		}
+		rb.Status.FailoverHistory = append(rb.Status.FailoverHistory, probe)
+		got := &workv1alpha2.ResourceBinding{}
+		err = input.Karmada.Failover().WorkV1alpha2().RESTClient().Put().Namespace(input.Namespace).Resource("resourcebindings").
+			Name(rb.Name).SubResource("status").Param("dryRun", metav1.DryRunAll).Body(rb).Do(ctx).Into(got)
+		g.Expect(err).NotTo(HaveOccurred(), "a dry run of a status write")
+		stored := len(got.Status.FailoverHistory) > 0 && got.Status.FailoverHistory[len(got.Status.FailoverHistory)-1].FromCluster == probe.FromCluster
+		g.Expect(stored).To(Equal(input.Stored), "the API server stores status.failoverHistory")
+	}, intervals...).WithContext(ctx).Should(Succeed(), "the API server stores status.failoverHistory: %t", input.Stored)
+}
+
+// BindingStatusWrites returns how many writes of the status of ResourceBindings the Karmada API
+// server has served since it started (its apiserver_request_total, verbs PUT, PATCH and APPLY of
+// the status subresource), whatever their outcome: a controller that writes the status in a loop
+// shows here, also when its writes change nothing.
+func BindingStatusWrites(ctx context.Context, k *ClusterProxy) (float64, error) {
+	raw, err := k.Kube().CoreV1().RESTClient().Get().AbsPath("/metrics").DoRaw(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("%s /metrics: %w", k.Name, err)
+	}
+	return bindingStatusWrites(raw)
+}
+
+func bindingStatusWrites(raw []byte) (float64, error) {
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	families, err := parser.TextToMetricFamilies(bytes.NewReader(raw))
+	if err != nil {
+		return 0, fmt.Errorf("/metrics: %w", err)
+	}
+	family, ok := families["apiserver_request_total"]
+	if !ok {
+		return 0, fmt.Errorf("/metrics has no apiserver_request_total")
+	}
+	total := 0.0
+	for _, m := range family.GetMetric() {
+		l := metricLabels(m)
+		if l["group"] != "work.karmada.io" || l["resource"] != "resourcebindings" || l["subresource"] != "status" {
+			continue
+		}
+		switch l["verb"] {
+		case "PUT", "PATCH", "APPLY":
+			total += m.GetCounter().GetValue()
+		}
+	}
+	return total, nil
+}
+
+func metricLabels(m *dto.Metric) map[string]string {
+	out := make(map[string]string, len(m.GetLabel()))
+	for _, l := range m.GetLabel() {
+		out[l.GetName()] = l.GetValue()
+	}
+	return out
+}
