@@ -3,7 +3,10 @@
 # _output/src/karmada) against the running lab, with upstream's flags and
 # kubeconfig contexts (as hack/run-e2e.sh runs it after hack/local-up-karmada.sh).
 #
-#   FOCUS=<regexp>       ginkgo focus (default: 'failover testing')
+#   FOCUS=<regexp>       ginkgo focus (default: upstream's failover specs and the
+#                        series' own, 'failover testing|failover history testing';
+#                        none when LABELS is set)
+#   LABELS=<filter>      ginkgo label filter (the series' specs: failover-history)
 #   SKIP=<regexp>        ginkgo skip
 #   POLL_TIMEOUT=<dur>   upstream's --poll-timeout (default 300s)
 #
@@ -24,7 +27,10 @@
 # shellcheck source=hack/lib/init.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib/init.sh"
 
-focus="${FOCUS:-failover testing}"
+labels="${LABELS:-}"
+focus="${FOCUS:-}"
+[[ -z "${focus}" && -z "${labels}" ]] && focus='failover testing|failover history testing'
+
 skip="${SKIP:-}"
 poll_timeout="${POLL_TIMEOUT:-300s}"
 lab="${OUTPUT}/bin/lab"
@@ -118,11 +124,15 @@ if [[ "${provider}" == kind ]]; then
   fi
   kind::kubeconfig "${artifacts}/in-network.config"
 fi
-what="focus '${focus}'"
-[[ -n "${skip}" ]] && what+=", skip '${skip}'"
-log::step "upstream e2e: ${what}; artifacts in ${artifacts#"${ROOT}"/}"
+what=""
+[[ -n "${focus}" ]] && what+="focus '${focus}' "
+[[ -n "${labels}" ]] && what+="labels '${labels}' "
+[[ -n "${skip}" ]] && what+="skip '${skip}'"
+log::step "upstream e2e: ${what% }; artifacts in ${artifacts#"${ROOT}"/}"
 start=${SECONDS}
-args=(-test.v -test.timeout 90m -ginkgo.v -ginkgo.no-color -ginkgo.focus "${focus}" -ginkgo.junit-report "${artifacts}/junit.xml")
+args=(-test.v -test.timeout 90m -ginkgo.v -ginkgo.no-color -ginkgo.junit-report "${artifacts}/junit.xml")
+[[ -n "${focus}" ]] && args+=(-ginkgo.focus "${focus}")
+[[ -n "${labels}" ]] && args+=(-ginkgo.label-filter "${labels}")
 [[ -n "${skip}" ]] && args+=(-ginkgo.skip "${skip}")
 args+=(--karmada-context=karmada-apiserver --host-context=karmada-host --poll-timeout="${poll_timeout}")
 set +o errexit

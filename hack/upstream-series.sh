@@ -160,8 +160,11 @@ for s in "${checks[@]}"; do
   [[ -z "$(git status --porcelain --untracked-files=no)" ]] || { git status --short >&2; die "hack/${s} changed files in ${target}: the series' generated files are not what this tree generates"; }
   log::ok "hack/${s} ($((SECONDS - start))s)"
 done
-mapfile -t pkgs < <(git diff --name-only "${base}" HEAD -- '*.go' | xargs -r -n1 dirname | sort -u | sed 's|^|./|')
+mapfile -t pkgs < <(series::packages "${base}..HEAD" | series::unit_packages)
+mapfile -t e2e < <(series::packages "${base}..HEAD" | series::e2e_packages)
 start=${SECONDS}
+# Karmada's e2e suites run against a Karmada (make upstream-e2e): compiled and vetted here.
+[[ ${#e2e[@]} -eq 0 ]] || go vet "${e2e[@]}" || die "the e2e suites the series touches do not compile or vet on ${branch}"
 go test -count=1 "${pkgs[@]}"
-log::ok "unit tests of the ${#pkgs[@]} touched packages ($((SECONDS - start))s)"
+log::ok "unit tests of the ${#pkgs[@]} touched packages, ${#e2e[@]} e2e packages vetted ($((SECONDS - start))s)"
 log::ok "series applied and verified on ${branch} of ${target} in $((SECONDS - start_all))s"

@@ -25,9 +25,14 @@ while read -r sha; do
   git checkout --quiet --force --detach "${sha}"
   git clean --quiet -fdx
   start=${SECONDS}
-  mapfile -t pkgs < <(git diff --name-only "${sha}^" "${sha}" -- '*.go' | xargs -r -n1 dirname | sort -u | sed 's|^|./|')
+  mapfile -t pkgs < <(series::packages "${sha}^..${sha}" | series::unit_packages)
+  mapfile -t e2e < <(series::packages "${sha}^..${sha}" | series::e2e_packages)
   if ! go build ./... >/tmp/bisect-build.log 2>&1; then
     log::err "${subject}: does not build"; tail -n 20 /tmp/bisect-build.log >&2; failed=1; continue
+  fi
+  # Karmada's e2e suites run against a Karmada (make upstream-e2e): compiled and vetted here.
+  if [[ ${#e2e[@]} -gt 0 ]] && ! go vet "${e2e[@]}" >/tmp/bisect-test.log 2>&1; then
+    log::err "${subject}: e2e suite does not compile or vet"; tail -n 20 /tmp/bisect-test.log >&2; failed=1; continue
   fi
   if [[ ${#pkgs[@]} -gt 0 ]] && ! go test -count=1 "${pkgs[@]}" >/tmp/bisect-test.log 2>&1; then
     log::err "${subject}: tests fail"; grep -E '^(---|FAIL|ok)' /tmp/bisect-test.log | head -n 20 >&2; failed=1; continue
@@ -44,6 +49,7 @@ while read -r sha; do
     fi
     checks=", command-line flags verified"
   fi
+  [[ ${#e2e[@]} -gt 0 ]] && checks+=", ${#e2e[@]} e2e packages vetted"
   log::ok "${subject} ($((SECONDS - start))s, ${#pkgs[@]} packages tested${checks})"
 done < <(git rev-list --reverse "refs/tags/${VERSION}..refs/heads/series" | tail -n "+${BISECT_FROM:-1}")
 [[ ${failed} == 0 ]] || die "some commits of the series do not build or pass their tests alone"

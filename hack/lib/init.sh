@@ -33,6 +33,16 @@ karmada::version() {
   (cd "${ROOT}" && go list -m -f '{{.Version}}' "${KARMADA_MODULE}")
 }
 
+# series::packages RANGE prints the Go packages the commits of RANGE touch, as ./dir.
+# series::unit_packages and series::e2e_packages read them on standard input and
+# print those of unit tests, and those of Karmada's e2e suites (test/e2e/...),
+# which need a running Karmada: the scripts compile and vet those, not run them.
+series::packages() {
+  git diff --name-only "$1" -- '*.go' | xargs -r -n1 dirname | sort -u | sed 's|^|./|'
+}
+series::unit_packages() { grep -v -e '^\./test/e2e\(/\|$\)' || true; }
+series::e2e_packages() { grep -e '^\./test/e2e\(/\|$\)' || true; }
+
 # series::list prints the patch files of the series, in order.
 series::list() {
   [[ -f "${SERIES_FILE}" ]] || return 0
