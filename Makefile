@@ -133,7 +133,7 @@ flink-rto: build lab-binaries lab-cli flink-job ## On the lab (started if needed
 	@E2E_ARTIFACTS=$(E2E_ARTIFACTS) FLINK_RTO_RUNS=$(FLINK_RTO_RUNS) hack/flink-rto.sh
 
 .PHONY: upstream-e2e
-upstream-e2e: lab-cli ## Karmada's own e2e suite (test/e2e/suites/base of _output/src/karmada, with the series' failover-history specs) against the running lab, with upstream's flags and contexts (FOCUS=regexp, default upstream's failover specs and the series'; LABELS=filter, e.g. failover-history; SKIP=regexp).
+upstream-e2e: lab-cli ## Karmada's own e2e suite (test/e2e/suites/base of the patched tree _output/series/karmada: upstream's and the series' failover-history specs) against the running lab, with upstream's flags and contexts (FOCUS=regexp, default upstream's failover specs and the series'; LABELS=filter, e.g. failover-history; SKIP=regexp).
 	@FOCUS="$(FOCUS)" LABELS="$(LABELS)" SKIP="$(SKIP)" hack/upstream-e2e.sh
 
 .PHONY: verify-kwok-stages

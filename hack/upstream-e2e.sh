@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Run Karmada's own e2e suite (test/e2e/suites/base of the pinned upstream tree,
-# _output/src/karmada) against the running lab, with upstream's flags and
-# kubeconfig contexts (as hack/run-e2e.sh runs it after hack/local-up-karmada.sh).
+# Run Karmada's own e2e suite (test/e2e/suites/base of the patched tree,
+# _output/series/karmada: upstream v1.18.2's suite and the series' own specs) against
+# the running lab, with upstream's flags and kubeconfig contexts (as hack/run-e2e.sh
+# runs it after hack/local-up-karmada.sh).
 #
 #   FOCUS=<regexp>       ginkgo focus (default: upstream's failover specs and the
 #                        series' own, 'failover testing|failover history testing';
@@ -38,8 +39,11 @@ lab="${OUTPUT}/bin/lab"
 [[ -x "${lab}" ]] || die "the lab command is missing: run make lab-up first"
 "${lab}" status >/dev/null 2>&1 || die "the lab is not up (or not healthy): run make lab-up, then make lab-status"
 
-[[ -d "${SRC_DIR}/test/e2e/suites/base" ]] || "${ROOT}/hack/src.sh"
-commit="$(git -C "${SRC_DIR}" rev-parse --short=12 HEAD)"
+# The patched tree the lab's binaries are built from: upstream's suite with the series' own
+# specs (PR8).
+"${ROOT}/hack/series-tree.sh" >/dev/null || die "could not prepare the series tree ${SERIES_DIR#"${ROOT}"/}"
+tree="${SERIES_DIR}"
+commit="$(git -C "${tree}" rev-parse --short=12 HEAD)"
 # Static (CGO_ENABLED=0): the same binary runs on this host and in a container.
 out="${OUTPUT}/bin/upstream-e2e-${commit}-static"
 bin="${out}/base.test"
@@ -48,7 +52,7 @@ if [[ ! -x "${bin}" || "${FORCE:-0}" == 1 ]]; then
   log="${OUTPUT}/logs/build-upstream-e2e.log"
   log::step "building upstream's e2e suite (test/e2e/suites/base at ${commit})"
   start=${SECONDS}
-  if ! (cd "${SRC_DIR}" && CGO_ENABLED=0 go test -c -o "${bin}.tmp" ./test/e2e/suites/base) >"${log}" 2>&1; then
+  if ! (cd "${tree}" && CGO_ENABLED=0 go test -c -o "${bin}.tmp" ./test/e2e/suites/base) >"${log}" 2>&1; then
     tail -n 20 "${log}" >&2
     die "building upstream's e2e suite failed; log: ${log#"${ROOT}"/}"
   fi
@@ -94,8 +98,8 @@ kind::run_suite() {
   goroot="$(go env GOROOT)"
   local run=(docker run --rm --name karmada-upstream-e2e --network kind --tmpfs /tmp -e HOME=/tmp
     -e GOTOOLCHAIN=local -e PATH="${goroot}/bin:/usr/local/bin:/usr/bin:/bin" -v "${goroot}:${goroot}:ro"
-    -e KUBECONFIG="${artifacts}/in-network.config" -v "${SRC_DIR}:${SRC_DIR}:ro" -v "${out}:${out}:ro"
-    -v "${artifacts}:${artifacts}" -w "${SRC_DIR}/test/e2e/suites/base" --entrypoint "${bin}" "${workload_image}")
+    -e KUBECONFIG="${artifacts}/in-network.config" -v "${tree}:${tree}:ro" -v "${out}:${out}:ro"
+    -v "${artifacts}:${artifacts}" -w "${tree}/test/e2e/suites/base" --entrypoint "${bin}" "${workload_image}")
   docker rm -f karmada-upstream-e2e >/dev/null 2>&1 || true
   trap 'docker rm -f karmada-upstream-e2e >/dev/null 2>&1 || true' EXIT
   "${run[@]}" "${args[@]}"
@@ -111,7 +115,7 @@ if [[ "${provider}" == kind ]]; then
   workload_image=failover-lab/workload:lab
   upstream_image=nginx:1.19.0
   docker image inspect "${workload_image}" >/dev/null 2>&1 || die "the lab's workload image ${workload_image} is missing: run LAB_PROVIDER=kind make lab-up"
-  grep -q "Image: *\"${upstream_image}\"" "${SRC_DIR}/test/helper/resource.go" ||
+  grep -q "Image: *\"${upstream_image}\"" "${tree}/test/helper/resource.go" ||
     die "upstream's test/helper/resource.go no longer runs ${upstream_image}: update hack/upstream-e2e.sh"
   images="$(sed -n 's/.*"images": *"\([a-z]*\)".*/\1/p' "${LAB_DIR:-${OUTPUT}/lab-kind}/lab.json" 2>/dev/null || true)"
   if [[ "${images}" == build ]]; then
@@ -140,7 +144,7 @@ if [[ "${provider}" == kind ]]; then
   kind::run_suite 2>&1 | tee "${artifacts}/upstream-e2e.log"
 else
   # Upstream's specs read fixtures relative to their package, so run from there.
-  (cd "${SRC_DIR}/test/e2e/suites/base" && "${bin}" "${args[@]}") 2>&1 | tee "${artifacts}/upstream-e2e.log"
+  (cd "${tree}/test/e2e/suites/base" && "${bin}" "${args[@]}") 2>&1 | tee "${artifacts}/upstream-e2e.log"
 fi
 rc=${PIPESTATUS[0]}
 set -o errexit
