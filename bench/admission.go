@@ -251,7 +251,7 @@ func percentile(sorted []float64, p int) float64 {
 // webhookAdmission sums the API server's time in mutating webhooks on CREATE
 // (seconds) and the number of those calls.
 func webhookAdmission(ctx context.Context, m *framework.ClusterProxy) (sum, count float64, err error) {
-	families, err := scrapeMetrics(ctx, m)
+	families, err := framework.ScrapeMetrics(ctx, m)
 	if err != nil {
 		return 0, 0, err
 	}

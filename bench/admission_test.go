@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	dto "github.com/prometheus/client_model/go"
+
+	"github.com/karmada-failover/lab/e2e/framework"
 )
 
 func TestPercentile(t *testing.T) {
@@ -49,7 +51,7 @@ apiserver_request_total{code="201",component="apiserver",dry_run="",group="",res
 `
 
 func TestMetricsOfTheAPIServer(t *testing.T) {
-	families, err := parseMetrics([]byte(metricsText))
+	families, err := framework.ParseMetrics([]byte(metricsText))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -72,7 +74,7 @@ func TestMetricsOfTheAPIServer(t *testing.T) {
 			t.Errorf("requests[%q] = %v, want %v", k, got[k], v)
 		}
 	}
-	if _, err := parseMetrics([]byte("apiserver_request_total{verb=\"GET\" 1\n")); err == nil {
+	if _, err := framework.ParseMetrics([]byte("apiserver_request_total{verb=\"GET\" 1\n")); err == nil {
 		t.Error("a malformed line parsed")
 	}
 	if sum, count := webhookAdmissionOf(map[string]*dto.MetricFamily{}); sum != 0 || count != 0 {

@@ -448,7 +448,7 @@ func poll(ctx context.Context, timeout time.Duration, cond func() (bool, error))
 // apiRequests reads karmada-apiserver's request counters, keyed "VERB resource[/subresource]"
 // for the Karmada and core resources a failover touches.
 func apiRequests(ctx context.Context, k *framework.ClusterProxy) (map[string]float64, error) {
-	families, err := scrapeMetrics(ctx, k)
+	families, err := framework.ScrapeMetrics(ctx, k)
 	if err != nil {
 		return nil, err
 	}

@@ -1,45 +1,10 @@
 package main
 
 import (
-	"bytes"
-	"context"
-	"fmt"
-
 	dto "github.com/prometheus/client_model/go"
-	"github.com/prometheus/common/expfmt"
-	"github.com/prometheus/common/model"
 
 	"github.com/karmada-failover/lab/e2e/framework"
 )
-
-// scrapeMetrics reads an API server's /metrics, parsed by Prometheus' text
-// format parser, keyed by metric family name.
-func scrapeMetrics(ctx context.Context, k *framework.ClusterProxy) (map[string]*dto.MetricFamily, error) {
-	raw, err := k.Kube().CoreV1().RESTClient().Get().AbsPath("/metrics").DoRaw(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("%s /metrics: %w", k.Name, err)
-	}
-	families, err := parseMetrics(raw)
-	if err != nil {
-		return nil, fmt.Errorf("%s /metrics: %w", k.Name, err)
-	}
-	return families, nil
-}
-
-// parseMetrics parses Prometheus' text exposition format.
-func parseMetrics(raw []byte) (map[string]*dto.MetricFamily, error) {
-	parser := expfmt.NewTextParser(model.UTF8Validation)
-	return parser.TextToMetricFamilies(bytes.NewReader(raw))
-}
-
-// labels returns a metric's labels as a map.
-func labels(m *dto.Metric) map[string]string {
-	out := make(map[string]string, len(m.GetLabel()))
-	for _, l := range m.GetLabel() {
-		out[l.GetName()] = l.GetValue()
-	}
-	return out
-}
 
 // webhookAdmissionFamily is the API server's histogram of time spent in admission webhooks.
 const webhookAdmissionFamily = "apiserver_admission_webhook_admission_duration_seconds"
@@ -48,7 +13,7 @@ const webhookAdmissionFamily = "apiserver_admission_webhook_admission_duration_s
 // API server's time in them (seconds) and the number of calls.
 func webhookAdmissionOf(families map[string]*dto.MetricFamily) (sum, count float64) {
 	for _, m := range families[webhookAdmissionFamily].GetMetric() {
-		l := labels(m)
+		l := framework.MetricLabels(m)
 		if l["operation"] != "CREATE" || l["type"] != "admit" {
 			continue
 		}
@@ -66,7 +31,7 @@ const requestsFamily = "apiserver_request_total"
 func apiRequestsOf(families map[string]*dto.MetricFamily) map[string]float64 {
 	out := map[string]float64{}
 	for _, m := range families[requestsFamily].GetMetric() {
-		l := labels(m)
+		l := framework.MetricLabels(m)
 		if l["verb"] == "WATCH" {
 			continue
 		}

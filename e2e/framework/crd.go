@@ -1,7 +1,6 @@
 package framework
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"time"
@@ -9,8 +8,6 @@ import (
 	. "github.com/onsi/gomega"
 
 	dto "github.com/prometheus/client_model/go"
-	"github.com/prometheus/common/expfmt"
-	"github.com/prometheus/common/model"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apiextensionsclientset "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -127,26 +124,21 @@ func WaitForFailoverHistoryStored(ctx context.Context, input WaitForFailoverHist
 // the status subresource), whatever their outcome: a controller that writes the status in a loop
 // shows here, also when its writes change nothing.
 func BindingStatusWrites(ctx context.Context, k *ClusterProxy) (float64, error) {
-	raw, err := k.Kube().CoreV1().RESTClient().Get().AbsPath("/metrics").DoRaw(ctx)
+	families, err := ScrapeMetrics(ctx, k)
 	if err != nil {
-		return 0, fmt.Errorf("%s /metrics: %w", k.Name, err)
+		return 0, err
 	}
-	return bindingStatusWrites(raw)
+	return bindingStatusWrites(families)
 }
 
-func bindingStatusWrites(raw []byte) (float64, error) {
-	parser := expfmt.NewTextParser(model.UTF8Validation)
-	families, err := parser.TextToMetricFamilies(bytes.NewReader(raw))
-	if err != nil {
-		return 0, fmt.Errorf("/metrics: %w", err)
-	}
+func bindingStatusWrites(families map[string]*dto.MetricFamily) (float64, error) {
 	family, ok := families["apiserver_request_total"]
 	if !ok {
 		return 0, fmt.Errorf("/metrics has no apiserver_request_total")
 	}
 	total := 0.0
 	for _, m := range family.GetMetric() {
-		l := metricLabels(m)
+		l := MetricLabels(m)
 		if l["group"] != "work.karmada.io" || l["resource"] != "resourcebindings" || l["subresource"] != "status" {
 			continue
 		}
@@ -156,12 +148,4 @@ func bindingStatusWrites(raw []byte) (float64, error) {
 		}
 	}
 	return total, nil
-}
-
-func metricLabels(m *dto.Metric) map[string]string {
-	out := make(map[string]string, len(m.GetLabel()))
-	for _, l := range m.GetLabel() {
-		out[l.GetName()] = l.GetValue()
-	}
-	return out
 }

@@ -16,7 +16,11 @@ apiserver_request_total{code="200",component="apiserver",dry_run="",group="work.
 apiserver_request_total{code="200",component="apiserver",dry_run="",group="work.karmada.io",resource="resourcebindings",scope="resource",subresource="status",verb="GET",version="v1alpha2"} 100
 apiserver_request_total{code="200",component="apiserver",dry_run="",group="work.karmada.io",resource="clusterresourcebindings",scope="resource",subresource="status",verb="PUT",version="v1alpha2"} 5
 `)
-	got, err := bindingStatusWrites(raw)
+	families, err := ParseMetrics(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := bindingStatusWrites(families)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -24,7 +28,10 @@ apiserver_request_total{code="200",component="apiserver",dry_run="",group="work.
 	if got != 12 {
 		t.Errorf("bindingStatusWrites = %v, want 12", got)
 	}
-	if _, err := bindingStatusWrites([]byte("# TYPE up gauge\nup 1\n")); err == nil {
+	if families, err = ParseMetrics([]byte("# TYPE up gauge\nup 1\n")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := bindingStatusWrites(families); err == nil {
 		t.Error("metrics without apiserver_request_total: no error")
 	}
 }
