@@ -190,8 +190,9 @@ func holdHistory(ctx context.Context, e *specEnv, binding string, n int) *framew
 		if err != nil {
 			return fmt.Errorf("reading the binding: %w", err)
 		}
+		// A valid item (the schema's required fields), so that only the hold can deny it.
 		probe := map[string]interface{}{"startTime": metav1.Now().UTC().Format(time.RFC3339), "reason": "ClusterFailure",
-			"clustersBeforeFailover": []interface{}{"probe"}}
+			"fromCluster": "probe", "producer": "e2e", "clustersBeforeFailover": []interface{}{"probe"}}
 		items, _, _ := unstructured.NestedSlice(rb.Object, "status", "failoverHistory")
 		if err := unstructured.SetNestedSlice(rb.Object, append(items, probe), "status", "failoverHistory"); err != nil {
 			return fmt.Errorf("adding a history item: %w", err)
