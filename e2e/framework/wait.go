@@ -760,6 +760,39 @@ func WaitForPodsWaiting(ctx context.Context, input WaitForPodsWaitingInput, inte
 	return reasons
 }
 
+// WaitForFailoverHistoryStoredInput is the input of WaitForFailoverHistoryStored.
+type WaitForFailoverHistoryStoredInput struct {
+	// Karmada is the Karmada API server.
+	Karmada *ClusterProxy
+	// Namespace, Name and Kind name a resource template whose binding exists; its binding is
+	// BindingName(Name, Kind).
+	Namespace, Name, Kind string
+	// Stored is what to wait for: the API server stores status.failoverHistory (true), or prunes it.
+	Stored bool
+}
+
+// WaitForFailoverHistoryStored waits until the Karmada API server stores status.failoverHistory of
+// ResourceBindings (Stored), or prunes it, as a server-side dry run of a status write with one more
+// history item tells: the API server returns the object as it would store it, and stores nothing.
+// A CRD change takes effect in the API server a moment after the write of the CRD.
+func WaitForFailoverHistoryStored(ctx context.Context, input WaitForFailoverHistoryStoredInput, intervals ...interface{}) {
+	Eventually(func(g Gomega, ctx context.Context) {
+		rb, err := GetBinding(ctx, input.Karmada, input.Namespace, BindingName(input.Name, input.Kind))
+		g.Expect(err).NotTo(HaveOccurred())
+		probe := workv1alpha2.FailoverHistoryItem{
+			StartTime: metav1.NewTime(time.Now().Truncate(time.Second)), Reason: workv1alpha2.FailoverReason("DryRunProbe"),
+			FromCluster: "dry-run-probe", Producer: "e2e", ClustersBeforeFailover: []string{"dry-run-probe"},
+		}
+		rb.Status.FailoverHistory = append(rb.Status.FailoverHistory, probe)
+		got := &workv1alpha2.ResourceBinding{}
+		err = input.Karmada.Failover().WorkV1alpha2().RESTClient().Put().Namespace(input.Namespace).Resource("resourcebindings").
+			Name(rb.Name).SubResource("status").Param("dryRun", metav1.DryRunAll).Body(rb).Do(ctx).Into(got)
+		g.Expect(err).NotTo(HaveOccurred(), "a dry run of a status write")
+		stored := len(got.Status.FailoverHistory) > 0 && got.Status.FailoverHistory[len(got.Status.FailoverHistory)-1].FromCluster == probe.FromCluster
+		g.Expect(stored).To(Equal(input.Stored), "the API server stores status.failoverHistory")
+	}, intervals...).WithContext(ctx).Should(Succeed(), "the API server stores status.failoverHistory: %t", input.Stored)
+}
+
 // WaitForHoldEnforcedInput is the input of WaitForHoldEnforced.
 type WaitForHoldEnforcedInput struct {
 	// Write makes a write the hold must deny (a dry run) and returns the API server's answer.
